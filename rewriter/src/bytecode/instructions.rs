@@ -1,0 +1,184 @@
+//! Decoding instruction boundaries and operands from a `code` array.
+
+use super::opcode::{self as op, Shape};
+use crate::bytes::{read_i2, read_i4, read_u2};
+use crate::error::{bail, Result};
+
+/// One instruction: where it starts, its opcode and its encoded length.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Instruction {
+    pub pc: u32,
+    pub opcode: u8,
+    pub len: u32,
+}
+
+/// The operands of a tableswitch or lookupswitch, with offsets relative to the switch's own pc.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Switch {
+    pub default: i32,
+    /// `Some((low, high))` for tableswitch; the keys then run from low to high.
+    pub range: Option<(i32, i32)>,
+    /// (key, offset) pairs in encoded order.
+    pub cases: Vec<(i32, i32)>,
+}
+
+/// Padding after a switch opcode at `pc` so that its operands are 4-byte aligned.
+#[inline]
+pub fn switch_padding(pc: u32) -> u32 {
+    (4 - (pc + 1) % 4) % 4
+}
+
+/// Length of the instruction at `pc`, checked against the end of `code`.
+/// `base` is the absolute offset of `code` in the class file, for errors.
+pub fn instruction_length(code: &[u8], pc: usize, base: usize) -> Result<usize> {
+    let opcode = code[pc];
+    let (_, fixed, shape) = op::TABLE[opcode as usize];
+    let len = match shape {
+        Shape::Plain | Shape::Branch16 | Shape::Branch32 => fixed as usize,
+        Shape::Invalid => bail!(base + pc, "invalid opcode {opcode:#04x} at pc {pc}"),
+        Shape::Wide => match code.get(pc + 1) {
+            Some(&op::IINC) => 6,
+            Some(&(op::ILOAD..=op::ALOAD)) | Some(&(op::ISTORE..=op::ASTORE)) | Some(&op::RET) => 4,
+            Some(other) => bail!(base + pc, "wide cannot modify opcode {other:#04x} at pc {pc}"),
+            None => bail!(base + pc, "truncated wide instruction at pc {pc}"),
+        },
+        Shape::TableSwitch | Shape::LookupSwitch => {
+            let operands = pc + 1 + switch_padding(pc as u32) as usize;
+            let header = if shape == Shape::TableSwitch { 12 } else { 8 };
+            if operands + header > code.len() {
+                bail!(base + pc, "truncated {} at pc {pc}", op::name(opcode));
+            }
+            let n = if shape == Shape::TableSwitch {
+                let low = read_i4(code, operands + 4) as i64;
+                let high = read_i4(code, operands + 8) as i64;
+                if high < low {
+                    bail!(base + pc, "tableswitch at pc {pc} has high {high} < low {low}");
+                }
+                12 + 4 * (high - low + 1)
+            } else {
+                let npairs = read_i4(code, operands + 4) as i64;
+                if npairs < 0 {
+                    bail!(base + pc, "lookupswitch at pc {pc} has negative npairs");
+                }
+                8 + 8 * npairs
+            };
+            if n > code.len() as i64 {
+                bail!(base + pc, "truncated {} at pc {pc}", op::name(opcode));
+            }
+            operands - pc + n as usize
+        }
+    };
+    if pc + len > code.len() {
+        bail!(base + pc, "truncated {} at pc {pc}", op::name(opcode));
+    }
+    Ok(len)
+}
+
+/// Iterates over the instructions of a code array.
+pub struct Instructions<'a> {
+    code: &'a [u8],
+    pc: usize,
+    base: usize,
+}
+
+impl<'a> Instructions<'a> {
+    pub fn new(code: &'a [u8], base: usize) -> Self {
+        Instructions { code, pc: 0, base }
+    }
+}
+
+impl Iterator for Instructions<'_> {
+    type Item = Result<Instruction>;
+
+    #[inline]
+    fn next(&mut self) -> Option<Self::Item> {
+        if self.pc >= self.code.len() {
+            return None;
+        }
+        let pc = self.pc;
+        Some(match instruction_length(self.code, pc, self.base) {
+            Ok(len) => {
+                self.pc += len;
+                Ok(Instruction { pc: pc as u32, opcode: self.code[pc], len: len as u32 })
+            }
+            Err(e) => {
+                self.pc = self.code.len();
+                Err(e)
+            }
+        })
+    }
+}
+
+/// The branch offset of a Branch16/Branch32 instruction, relative to its pc.
+#[inline]
+pub fn branch_offset(code: &[u8], insn: Instruction) -> i32 {
+    if op::shape(insn.opcode) == Shape::Branch32 {
+        read_i4(code, insn.pc as usize + 1)
+    } else {
+        read_i2(code, insn.pc as usize + 1) as i32
+    }
+}
+
+/// Decodes the operands of the switch at `pc` (whose length was already checked).
+pub fn read_switch(code: &[u8], pc: u32) -> Switch {
+    let at = (pc + 1 + switch_padding(pc)) as usize;
+    let default = read_i4(code, at);
+    if code[pc as usize] == op::TABLESWITCH {
+        let low = read_i4(code, at + 4);
+        let high = read_i4(code, at + 8);
+        let cases = (0..=(high as i64 - low as i64) as usize)
+            .map(|i| (low.wrapping_add(i as i32), read_i4(code, at + 12 + 4 * i)))
+            .collect();
+        Switch { default, range: Some((low, high)), cases }
+    } else {
+        let n = read_i4(code, at + 4) as usize;
+        let cases = (0..n).map(|i| (read_i4(code, at + 8 + 8 * i), read_i4(code, at + 12 + 8 * i))).collect();
+        Switch { default, range: None, cases }
+    }
+}
+
+/// The local-variable index an instruction reads or writes, when it is a load, store, iinc or ret.
+pub fn local_index(code: &[u8], insn: Instruction) -> Option<u16> {
+    let pc = insn.pc as usize;
+    match insn.opcode {
+        op::WIDE => Some(read_u2(code, pc + 2)),
+        op::ILOAD..=op::ALOAD | op::ISTORE..=op::ASTORE | op::RET | op::IINC => Some(code[pc + 1] as u16),
+        op::ILOAD_0..=op::ALOAD_3 => Some(((insn.opcode - op::ILOAD_0) % 4) as u16),
+        op::ISTORE_0..=op::ASTORE_3 => Some(((insn.opcode - op::ISTORE_0) % 4) as u16),
+        _ => None,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn switch_padding_realigns_to_four() {
+        assert_eq!(switch_padding(0), 3);
+        assert_eq!(switch_padding(1), 2);
+        assert_eq!(switch_padding(2), 1);
+        assert_eq!(switch_padding(3), 0);
+    }
+
+    #[test]
+    fn decodes_wide_and_tableswitch() {
+        // 0: wide iinc 300 1; 6: nop; 7: tableswitch pad 0, default 13, low 0, high 0, [13]; 27: return
+        let mut code = vec![op::WIDE, op::IINC, 1, 44, 0, 1, op::NOP, op::TABLESWITCH];
+        for v in [20i32, 0, 0, 20] {
+            code.extend_from_slice(&v.to_be_bytes());
+        }
+        code.push(op::RETURN);
+        let insns: Vec<_> = Instructions::new(&code, 0).map(|i| i.unwrap()).collect();
+        assert_eq!(insns.iter().map(|i| (i.pc, i.len)).collect::<Vec<_>>(), [(0, 6), (6, 1), (7, 17), (24, 1)]);
+        assert_eq!(local_index(&code, insns[0]), Some(300));
+        let s = read_switch(&code, 7);
+        assert_eq!((s.default, s.range, s.cases), (20, Some((0, 0)), vec![(0, 20)]));
+    }
+
+    #[test]
+    fn truncated_switch_is_an_error_not_a_panic() {
+        let code = [op::LOOKUPSWITCH, 0, 0, 0, 0, 0, 0, 0, 0x7f, 0xff, 0xff, 0xff];
+        assert!(instruction_length(&code, 0, 0).is_err());
+    }
+}

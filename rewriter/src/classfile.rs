@@ -1,0 +1,165 @@
+//! The class-file model and its reader. Reading borrows: members and attributes are views into the
+//! input, so a class that nothing edits can be written back byte for byte.
+
+use crate::bytes::Cursor;
+use crate::constant_pool::ConstantPool;
+use crate::error::{bail, Result};
+
+/// Newest class-file major version this reader accepts (JDK 25 = 69, with headroom for preview builds).
+pub const MAX_MAJOR_VERSION: u16 = 70;
+pub const MIN_MAJOR_VERSION: u16 = 45;
+
+pub mod access {
+    pub const PUBLIC: u16 = 0x0001;
+    pub const PRIVATE: u16 = 0x0002;
+    pub const STATIC: u16 = 0x0008;
+    pub const FINAL: u16 = 0x0010;
+    pub const SYNCHRONIZED: u16 = 0x0020;
+    pub const BRIDGE: u16 = 0x0040;
+    pub const NATIVE: u16 = 0x0100;
+    pub const INTERFACE: u16 = 0x0200;
+    pub const ABSTRACT: u16 = 0x0400;
+    pub const SYNTHETIC: u16 = 0x1000;
+    pub const MODULE: u16 = 0x8000;
+}
+
+/// An attribute whose body is kept as the original bytes.
+#[derive(Clone, Copy, Debug)]
+pub struct RawAttribute<'a> {
+    pub name_index: u16,
+    pub data: &'a [u8],
+    /// Absolute offset of `data` in the class file, for error messages.
+    pub offset: usize,
+}
+
+/// A field or method.
+#[derive(Clone, Debug)]
+pub struct Member<'a> {
+    pub access: u16,
+    pub name_index: u16,
+    pub descriptor_index: u16,
+    pub attributes: Vec<RawAttribute<'a>>,
+    /// The whole `field_info`/`method_info`, copied through when the member is not edited.
+    pub raw: &'a [u8],
+}
+
+/// A parsed class file.
+#[derive(Clone)]
+pub struct ClassFile<'a> {
+    pub minor_version: u16,
+    pub major_version: u16,
+    pub pool: ConstantPool<'a>,
+    pub access: u16,
+    pub this_class: u16,
+    pub super_class: u16,
+    /// `interfaces_count` and the indexes, as read.
+    pub interfaces: &'a [u8],
+    pub fields: Vec<Member<'a>>,
+    pub methods: Vec<Member<'a>>,
+    pub attributes: Vec<RawAttribute<'a>>,
+    /// The `fields_count` through `methods` region, copied through when no method is edited.
+    pub members_raw: &'a [u8],
+}
+
+impl<'a> ClassFile<'a> {
+    pub fn read(bytes: &'a [u8]) -> Result<Self> {
+        let mut c = Cursor::new(bytes);
+        if c.u4()? != 0xCAFE_BABE {
+            bail!(0, "not a class file: bad magic number");
+        }
+        let minor_version = c.u2()?;
+        let major_version = c.u2()?;
+        if !(MIN_MAJOR_VERSION..=MAX_MAJOR_VERSION).contains(&major_version) {
+            bail!(6, "unsupported class file version {major_version}.{minor_version}");
+        }
+        let pool = ConstantPool::read(bytes, &mut c)?;
+        let access = c.u2()?;
+        let this_class = c.u2()?;
+        let super_class = c.u2()?;
+        let interfaces_start = c.offset();
+        let interfaces_count = c.u2()? as usize;
+        c.skip(interfaces_count * 2)?;
+        let interfaces = &bytes[interfaces_start..c.offset()];
+        let members_start = c.offset();
+        let fields = read_members(bytes, &mut c)?;
+        let methods = read_members(bytes, &mut c)?;
+        let members_raw = &bytes[members_start..c.offset()];
+        let attributes = read_attributes(&mut c)?;
+        c.finish("the class file")?;
+        let class = ClassFile {
+            minor_version,
+            major_version,
+            pool,
+            access,
+            this_class,
+            super_class,
+            interfaces,
+            fields,
+            methods,
+            attributes,
+            members_raw,
+        };
+        class.validate_indexes()?;
+        Ok(class)
+    }
+
+    /// Checks the references that the rewriter follows, so that later lookups cannot fail.
+    fn validate_indexes(&self) -> Result<()> {
+        self.pool.validate()?;
+        if self.pool.class_name(self.this_class).is_err() {
+            bail!(0, "this_class #{} is not a Class constant", self.this_class);
+        }
+        for m in self.fields.iter().chain(&self.methods) {
+            if self.pool.utf8(m.name_index).is_err() || self.pool.utf8(m.descriptor_index).is_err() {
+                bail!(0, "member name or descriptor is not a Utf8 constant");
+            }
+            for a in &m.attributes {
+                if self.pool.utf8(a.name_index).is_err() {
+                    bail!(a.offset, "attribute name #{} is not a Utf8 constant", a.name_index);
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// The internal name of this class, for example `java/lang/String`.
+    pub fn name(&self) -> &'a [u8] {
+        self.pool.class_name(self.this_class).unwrap_or(b"?")
+    }
+
+    pub fn attribute_name(&self, a: &RawAttribute<'_>) -> &'a [u8] {
+        self.pool.utf8(a.name_index).unwrap_or(b"")
+    }
+
+    /// Finds a member attribute by name.
+    pub fn member_attribute<'m>(&self, m: &'m Member<'a>, name: &[u8]) -> Option<&'m RawAttribute<'a>> {
+        m.attributes.iter().find(|a| self.attribute_name(a) == name)
+    }
+}
+
+fn read_members<'a>(bytes: &'a [u8], c: &mut Cursor<'a>) -> Result<Vec<Member<'a>>> {
+    let count = c.u2()? as usize;
+    let mut members = Vec::with_capacity(count);
+    for _ in 0..count {
+        let start = c.offset();
+        let access = c.u2()?;
+        let name_index = c.u2()?;
+        let descriptor_index = c.u2()?;
+        let attributes = read_attributes(c)?;
+        members.push(Member { access, name_index, descriptor_index, attributes, raw: &bytes[start..c.offset()] });
+    }
+    Ok(members)
+}
+
+pub(crate) fn read_attributes<'a>(c: &mut Cursor<'a>) -> Result<Vec<RawAttribute<'a>>> {
+    let count = c.u2()? as usize;
+    let mut attributes = Vec::with_capacity(count);
+    for _ in 0..count {
+        let name_index = c.u2()?;
+        let len = c.u4()? as usize;
+        let offset = c.offset();
+        let data = c.bytes(len)?;
+        attributes.push(RawAttribute { name_index, data, offset });
+    }
+    Ok(attributes)
+}

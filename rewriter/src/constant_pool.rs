@@ -1,0 +1,291 @@
+//! The constant pool as read: an offset table over the original bytes, decoded lazily per entry.
+
+use crate::bytes::{read_u2, Cursor};
+use crate::error::{bail, Error, Result};
+
+/// Constant-pool tags (JVMS §4.4, Table 4.4-B).
+pub mod tag {
+    pub const UTF8: u8 = 1;
+    pub const INTEGER: u8 = 3;
+    pub const FLOAT: u8 = 4;
+    pub const LONG: u8 = 5;
+    pub const DOUBLE: u8 = 6;
+    pub const CLASS: u8 = 7;
+    pub const STRING: u8 = 8;
+    pub const FIELDREF: u8 = 9;
+    pub const METHODREF: u8 = 10;
+    pub const INTERFACE_METHODREF: u8 = 11;
+    pub const NAME_AND_TYPE: u8 = 12;
+    pub const METHOD_HANDLE: u8 = 15;
+    pub const METHOD_TYPE: u8 = 16;
+    pub const DYNAMIC: u8 = 17;
+    pub const INVOKE_DYNAMIC: u8 = 18;
+    pub const MODULE: u8 = 19;
+    pub const PACKAGE: u8 = 20;
+}
+
+/// One decoded entry. Strings stay as modified-UTF-8 bytes borrowed from the class file.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum Constant<'a> {
+    Utf8(&'a [u8]),
+    Integer(i32),
+    /// Raw IEEE bits, so that NaN payloads survive and equality is exact.
+    Float(u32),
+    Long(i64),
+    Double(u64),
+    Class { name: u16 },
+    String { value: u16 },
+    Fieldref { class: u16, name_and_type: u16 },
+    Methodref { class: u16, name_and_type: u16 },
+    InterfaceMethodref { class: u16, name_and_type: u16 },
+    NameAndType { name: u16, descriptor: u16 },
+    MethodHandle { kind: u8, reference: u16 },
+    MethodType { descriptor: u16 },
+    Dynamic { bootstrap: u16, name_and_type: u16 },
+    InvokeDynamic { bootstrap: u16, name_and_type: u16 },
+    Module { name: u16 },
+    Package { name: u16 },
+}
+
+impl Constant<'_> {
+    /// Long and Double take two pool slots (JVMS §4.4.5).
+    pub fn is_wide(&self) -> bool {
+        matches!(self, Constant::Long(_) | Constant::Double(_))
+    }
+}
+
+/// The pool of a class file being read. Index 0 and the slot after a Long/Double are unusable.
+#[derive(Clone)]
+pub struct ConstantPool<'a> {
+    /// The whole class file; entry offsets are absolute so that errors point at the right byte.
+    class_bytes: &'a [u8],
+    /// Absolute offset of each entry's tag byte; 0 for unusable slots.
+    offsets: Vec<u32>,
+    /// The entries' bytes exactly as read (everything after `constant_pool_count`).
+    raw: &'a [u8],
+}
+
+impl<'a> ConstantPool<'a> {
+    /// Reads the pool starting at `constant_pool_count`; the cursor is left just after the pool.
+    pub fn read(class_bytes: &'a [u8], cursor: &mut Cursor<'a>) -> Result<Self> {
+        let count = cursor.u2()?;
+        if count == 0 {
+            bail!(cursor.offset() - 2, "constant_pool_count is 0");
+        }
+        let start = cursor.offset();
+        let mut offsets = vec![0u32; count as usize];
+        let mut index = 1usize;
+        while index < count as usize {
+            let at = cursor.offset();
+            offsets[index] = at as u32;
+            let body = match cursor.u1()? {
+                tag::UTF8 => cursor.u2()? as usize,
+                tag::INTEGER | tag::FLOAT => 4,
+                tag::LONG | tag::DOUBLE => {
+                    if index + 1 >= count as usize {
+                        bail!(at, "8-byte constant #{index} is the last pool slot");
+                    }
+                    index += 1;
+                    8
+                }
+                tag::CLASS | tag::STRING | tag::METHOD_TYPE | tag::MODULE | tag::PACKAGE => 2,
+                tag::FIELDREF
+                | tag::METHODREF
+                | tag::INTERFACE_METHODREF
+                | tag::NAME_AND_TYPE
+                | tag::DYNAMIC
+                | tag::INVOKE_DYNAMIC => 4,
+                tag::METHOD_HANDLE => 3,
+                other => bail!(at, "invalid constant pool tag {other} for entry #{index}"),
+            };
+            cursor.skip(body)?;
+            index += 1;
+        }
+        let raw = &class_bytes[start..cursor.offset()];
+        Ok(ConstantPool { class_bytes, offsets, raw })
+    }
+
+    /// `constant_pool_count`: one more than the highest index.
+    pub fn count(&self) -> u16 {
+        self.offsets.len() as u16
+    }
+
+    /// The entries' original bytes, for copying through unchanged.
+    pub fn raw_entries(&self) -> &'a [u8] {
+        self.raw
+    }
+
+    /// Decodes entry `index`.
+    pub fn get(&self, index: u16) -> Result<Constant<'a>> {
+        let at = match self.offsets.get(index as usize) {
+            Some(&at) if at != 0 => at as usize,
+            _ => bail!(0, "constant pool index #{index} is not a valid entry"),
+        };
+        let b = self.class_bytes;
+        let u2 = |k: usize| read_u2(b, at + k);
+        let u4 = |k: usize| u32::from_be_bytes([b[at + k], b[at + k + 1], b[at + k + 2], b[at + k + 3]]);
+        let u8_ = |k: usize| ((u4(k) as u64) << 32) | u4(k + 4) as u64;
+        Ok(match b[at] {
+            tag::UTF8 => Constant::Utf8(&b[at + 3..at + 3 + u2(1) as usize]),
+            tag::INTEGER => Constant::Integer(u4(1) as i32),
+            tag::FLOAT => Constant::Float(u4(1)),
+            tag::LONG => Constant::Long(u8_(1) as i64),
+            tag::DOUBLE => Constant::Double(u8_(1)),
+            tag::CLASS => Constant::Class { name: u2(1) },
+            tag::STRING => Constant::String { value: u2(1) },
+            tag::FIELDREF => Constant::Fieldref { class: u2(1), name_and_type: u2(3) },
+            tag::METHODREF => Constant::Methodref { class: u2(1), name_and_type: u2(3) },
+            tag::INTERFACE_METHODREF => Constant::InterfaceMethodref { class: u2(1), name_and_type: u2(3) },
+            tag::NAME_AND_TYPE => Constant::NameAndType { name: u2(1), descriptor: u2(3) },
+            tag::METHOD_HANDLE => Constant::MethodHandle { kind: b[at + 1], reference: u2(2) },
+            tag::METHOD_TYPE => Constant::MethodType { descriptor: u2(1) },
+            tag::DYNAMIC => Constant::Dynamic { bootstrap: u2(1), name_and_type: u2(3) },
+            tag::INVOKE_DYNAMIC => Constant::InvokeDynamic { bootstrap: u2(1), name_and_type: u2(3) },
+            tag::MODULE => Constant::Module { name: u2(1) },
+            tag::PACKAGE => Constant::Package { name: u2(1) },
+            _ => unreachable!("tags were validated when the pool was read"),
+        })
+    }
+
+    /// The tag byte of entry `index`, or `None` for an unusable slot.
+    pub fn tag(&self, index: u16) -> Option<u8> {
+        match self.offsets.get(index as usize) {
+            Some(&at) if at != 0 => Some(self.class_bytes[at as usize]),
+            _ => None,
+        }
+    }
+
+    /// The modified-UTF-8 bytes of a Utf8 entry.
+    pub fn utf8(&self, index: u16) -> Result<&'a [u8]> {
+        match self.get(index)? {
+            Constant::Utf8(s) => Ok(s),
+            other => Err(Error::malformed(0, format!("constant #{index} is {other:?}, expected Utf8"))),
+        }
+    }
+
+    /// A Utf8 entry as text, for messages and listings (lossy on invalid or modified UTF-8).
+    pub fn text(&self, index: u16) -> String {
+        match self.utf8(index) {
+            Ok(s) => String::from_utf8_lossy(s).into_owned(),
+            Err(_) => format!("#{index}?"),
+        }
+    }
+
+    /// The internal name of a Class entry, for example `java/lang/Object` or `[I`.
+    pub fn class_name(&self, index: u16) -> Result<&'a [u8]> {
+        match self.get(index)? {
+            Constant::Class { name } => self.utf8(name),
+            other => Err(Error::malformed(0, format!("constant #{index} is {other:?}, expected Class"))),
+        }
+    }
+
+    /// Class, name and descriptor of a Fieldref, Methodref or InterfaceMethodref.
+    pub fn member_ref(&self, index: u16) -> Result<(&'a [u8], &'a [u8], &'a [u8])> {
+        match self.get(index)? {
+            Constant::Fieldref { class, name_and_type }
+            | Constant::Methodref { class, name_and_type }
+            | Constant::InterfaceMethodref { class, name_and_type } => {
+                let (name, descriptor) = self.name_and_type(name_and_type)?;
+                Ok((self.class_name(class)?, name, descriptor))
+            }
+            other => Err(Error::malformed(0, format!("constant #{index} is {other:?}, expected a member reference"))),
+        }
+    }
+
+    /// Name and descriptor of a NameAndType entry.
+    pub fn name_and_type(&self, index: u16) -> Result<(&'a [u8], &'a [u8])> {
+        match self.get(index)? {
+            Constant::NameAndType { name, descriptor } => Ok((self.utf8(name)?, self.utf8(descriptor)?)),
+            other => Err(Error::malformed(0, format!("constant #{index} is {other:?}, expected NameAndType"))),
+        }
+    }
+
+    /// Name and descriptor behind an InvokeDynamic or Dynamic entry.
+    pub fn dynamic(&self, index: u16) -> Result<(&'a [u8], &'a [u8])> {
+        match self.get(index)? {
+            Constant::InvokeDynamic { name_and_type, .. } | Constant::Dynamic { name_and_type, .. } => {
+                self.name_and_type(name_and_type)
+            }
+            other => Err(Error::malformed(0, format!("constant #{index} is {other:?}, expected a dynamic constant"))),
+        }
+    }
+
+    /// Checks that every reference inside the pool points at an entry of the right kind, so that later
+    /// lookups through these entries cannot fail on a well-formed class.
+    pub fn validate(&self) -> Result<()> {
+        for index in 1..self.count() {
+            let Some(t) = self.tag(index) else { continue };
+            let at = self.offsets[index as usize] as usize;
+            let expect = |i: u16, want: &[u8], what: &str| -> Result<()> {
+                match self.tag(i) {
+                    Some(t) if want.contains(&t) => Ok(()),
+                    _ => Err(Error::malformed(at, format!("constant #{index} refers to #{i}, which is not {what}"))),
+                }
+            };
+            match self.get(index)? {
+                Constant::Class { name } | Constant::Module { name } | Constant::Package { name } => {
+                    expect(name, &[tag::UTF8], "Utf8")?
+                }
+                Constant::String { value } => expect(value, &[tag::UTF8], "Utf8")?,
+                Constant::MethodType { descriptor } => expect(descriptor, &[tag::UTF8], "Utf8")?,
+                Constant::NameAndType { name, descriptor } => {
+                    expect(name, &[tag::UTF8], "Utf8")?;
+                    expect(descriptor, &[tag::UTF8], "Utf8")?;
+                }
+                Constant::Fieldref { class, name_and_type }
+                | Constant::Methodref { class, name_and_type }
+                | Constant::InterfaceMethodref { class, name_and_type } => {
+                    expect(class, &[tag::CLASS], "Class")?;
+                    expect(name_and_type, &[tag::NAME_AND_TYPE], "NameAndType")?;
+                }
+                Constant::Dynamic { name_and_type, .. } | Constant::InvokeDynamic { name_and_type, .. } => {
+                    expect(name_and_type, &[tag::NAME_AND_TYPE], "NameAndType")?
+                }
+                Constant::MethodHandle { kind, reference } => {
+                    if !(1..=9).contains(&kind) {
+                        bail!(at, "constant #{index} has invalid method handle kind {kind}");
+                    }
+                    let want: &[u8] = match kind {
+                        1..=4 => &[tag::FIELDREF],
+                        5 | 8 => &[tag::METHODREF],
+                        9 => &[tag::INTERFACE_METHODREF],
+                        _ => &[tag::METHODREF, tag::INTERFACE_METHODREF],
+                    };
+                    expect(reference, want, "a matching member reference")?;
+                }
+                _ => {}
+            }
+            let _ = t;
+        }
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn pool(entries: &[u8], count: u16) -> (Vec<u8>, usize) {
+        let mut b = count.to_be_bytes().to_vec();
+        b.extend_from_slice(entries);
+        (b, 0)
+    }
+
+    #[test]
+    fn long_takes_two_slots_and_tags_are_kept() {
+        let (b, _) = pool(&[tag::LONG, 0, 0, 0, 0, 0, 0, 0, 42, tag::UTF8, 0, 1, b'x'], 4);
+        let mut c = Cursor::new(&b);
+        let p = ConstantPool::read(&b, &mut c).unwrap();
+        assert_eq!(p.get(1).unwrap(), Constant::Long(42));
+        assert!(p.get(2).is_err());
+        assert_eq!(p.utf8(3).unwrap(), b"x");
+        assert!(c.is_empty());
+    }
+
+    #[test]
+    fn unknown_tag_names_the_entry() {
+        let (b, _) = pool(&[21, 0, 0], 2);
+        let err = ConstantPool::read(&b, &mut Cursor::new(&b)).err().unwrap();
+        assert_eq!(err.to_string(), "invalid constant pool tag 21 for entry #1 at offset 0x2");
+    }
+}

@@ -1,0 +1,231 @@
+//! Writes the new `Code` attribute of an edited method: the code array with insertions and widened
+//! branches, and every structure that holds a bytecode offset, relocated.
+
+use super::insertions::{Insertions, Place};
+use super::layout::Layout;
+use super::widening_frames;
+use crate::attributes::code::{write_exception_table, CodeAttribute, ExceptionHandler};
+use crate::attributes::debug_tables::{read_line_numbers, read_local_variables, write_line_numbers, write_local_variables};
+use crate::attributes::names;
+use crate::attributes::stack_map;
+use crate::attributes::type_annotations::{self, OffsetMap};
+use crate::bytecode::instructions::{branch_offset, read_switch, switch_padding, Instruction};
+use crate::bytecode::opcode::{self as op, Shape};
+use crate::bytes::ByteSink;
+use crate::classfile::{ClassFile, Member};
+use crate::error::{bail, Error, Result};
+use crate::pool_builder::PoolBuilder;
+
+/// How StackMapTable frames are carried over.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum FrameMode {
+    /// Re-address frames in their encoded form (fast); decode fully only when frames must be added.
+    Relocate,
+    /// Always decode every frame and encode it again (tests use this to prove the frame model lossless).
+    Rebuild,
+}
+
+/// Everything about the method being written that the relocation needs.
+pub struct MethodInput<'m, 'a> {
+    pub class: &'m ClassFile<'a>,
+    pub method: &'m Member<'a>,
+    pub code: &'m CodeAttribute<'a>,
+    pub insns: &'m [Instruction],
+}
+
+/// Writes the body of the new Code attribute (without its name and length) into `out`.
+pub fn write_code(
+    m: &MethodInput<'_, '_>,
+    ins: &Insertions,
+    frames: FrameMode,
+    pool: &mut PoolBuilder<'_, '_>,
+    out: &mut Vec<u8>,
+) -> Result<()> {
+    let code = m.code;
+    let layout = Layout::compute(code.code, code.code_offset, m.insns, ins)?;
+    if layout.code_length > 65535 {
+        return Err(Error::unsupported(format!(
+            "method would grow to {} bytes, over the 65535-byte limit; left unedited",
+            layout.code_length
+        )));
+    }
+    let max_stack = code.max_stack.checked_add(ins.extra_stack).ok_or_else(|| Error::unsupported("max_stack overflow"))?;
+    out.u2(max_stack);
+    out.u2(code.max_locals);
+    out.u4(layout.code_length);
+    let code_start = out.len();
+    emit_code(m, ins, &layout, out);
+    debug_assert_eq!(out.len() - code_start, layout.code_length as usize);
+
+    let table: Vec<ExceptionHandler> = code
+        .exception_table
+        .iter()
+        .map(|h| -> Result<ExceptionHandler> {
+            for pc in [h.start_pc, h.end_pc, h.handler_pc] {
+                if !layout.is_boundary(pc as u32) {
+                    bail!(code.code_offset, "exception table names pc {pc}, which is not an instruction");
+                }
+            }
+            Ok(ExceptionHandler {
+                start_pc: layout.target(h.start_pc as u32) as u16,
+                end_pc: layout.target(h.end_pc as u32) as u16,
+                handler_pc: layout.target(h.handler_pc as u32) as u16,
+                catch_type: h.catch_type,
+            })
+        })
+        .collect::<Result<_>>()?;
+    write_exception_table(&table, out);
+
+    let class = m.class;
+    out.u2(code.attributes.len() as u16);
+    for a in &code.attributes {
+        out.u2(a.name_index);
+        let len_at = out.len();
+        out.u4(0);
+        let body_start = out.len();
+        let name = class.attribute_name(a);
+        if name == names::STACK_MAP_TABLE {
+            if frames == FrameMode::Relocate && !layout.any_widened() {
+                stack_map::relocate(
+                    a.data,
+                    a.offset,
+                    |pc| frame_target(&layout, pc, a.offset),
+                    |pc| new_instruction(&layout, code.code, pc, a.offset),
+                    out,
+                )?;
+            } else {
+                widening_frames::rebuild(m, a, &layout, pool, out)?;
+            }
+        } else if name == names::LINE_NUMBER_TABLE {
+            let mut lines = read_line_numbers(a)?;
+            for l in &mut lines {
+                l.start_pc = layout.loose_target(l.start_pc as u32) as u16;
+            }
+            write_line_numbers(&lines, out);
+        } else if name == names::LOCAL_VARIABLE_TABLE || name == names::LOCAL_VARIABLE_TYPE_TABLE {
+            let mut vars = read_local_variables(a)?;
+            for v in &mut vars {
+                let (s, e) = loose_range(&layout, v.start_pc as u32, v.start_pc as u32 + v.length as u32);
+                v.start_pc = s as u16;
+                v.length = (e - s) as u16;
+            }
+            write_local_variables(&vars, out);
+        } else if name == names::RUNTIME_VISIBLE_TYPE_ANNOTATIONS || name == names::RUNTIME_INVISIBLE_TYPE_ANNOTATIONS {
+            let mut map = AnnotationOffsets { layout: &layout, code: code.code, base: a.offset };
+            type_annotations::relocate(a.data, a.offset, &mut map, out)?;
+        } else {
+            out.extend_from_slice(a.data);
+        }
+        let len = (out.len() - body_start) as u32;
+        out.patch_u4(len_at, len);
+    }
+    Ok(())
+}
+
+fn frame_target(layout: &Layout, pc: u32, base: usize) -> Result<u32> {
+    if !layout.is_boundary(pc) || pc as usize == layout.before.len() - 1 {
+        bail!(base, "stack map frame at pc {pc}, which is not an instruction");
+    }
+    Ok(layout.target(pc))
+}
+
+fn new_instruction(layout: &Layout, code: &[u8], pc: u32, base: usize) -> Result<u32> {
+    if !layout.is_boundary(pc) || code.get(pc as usize) != Some(&op::NEW) {
+        bail!(base, "Uninitialized({pc}) does not name a new instruction");
+    }
+    Ok(layout.at[pc as usize])
+}
+
+fn loose_range(layout: &Layout, start: u32, end: u32) -> (u32, u32) {
+    let s = layout.loose_target(start);
+    let e = layout.loose_target(end).max(s);
+    (s, e)
+}
+
+struct AnnotationOffsets<'l> {
+    layout: &'l Layout,
+    code: &'l [u8],
+    base: usize,
+}
+
+impl OffsetMap for AnnotationOffsets<'_> {
+    fn instruction(&mut self, pc: u32) -> Result<u32> {
+        if !self.layout.is_boundary(pc) || pc as usize >= self.code.len() {
+            bail!(self.base, "type annotation names pc {pc}, which is not an instruction");
+        }
+        Ok(self.layout.at[pc as usize])
+    }
+    fn range(&mut self, start: u32, end: u32) -> Result<(u32, u32)> {
+        Ok(loose_range(self.layout, start, end))
+    }
+}
+
+/// Writes the new code array.
+fn emit_code(m: &MethodInput<'_, '_>, ins: &Insertions, layout: &Layout, out: &mut Vec<u8>) {
+    let code = m.code.code;
+    let start = out.len();
+    out.extend_from_slice(&ins.entry);
+    let points = &ins.points;
+    let mut p = 0;
+    for (i, insn) in m.insns.iter().enumerate() {
+        let pc = insn.pc;
+        while p < points.len() && points[p].pc == pc && points[p].place == Place::Before {
+            out.extend_from_slice(ins.snippet(&points[p]));
+            p += 1;
+        }
+        let here = layout.at[pc as usize] as i64;
+        debug_assert_eq!((out.len() - start) as i64, here);
+        let target = |offset: i32| layout.target((pc as i64 + offset as i64) as u32) as i64 - here;
+        match op::shape(insn.opcode) {
+            Shape::Branch16 => {
+                let t = target(branch_offset(code, *insn));
+                if !layout.widened[i] {
+                    out.u1(insn.opcode);
+                    out.u2(t as i16 as u16);
+                } else if insn.opcode == op::GOTO || insn.opcode == op::JSR {
+                    out.u1(if insn.opcode == op::GOTO { op::GOTO_W } else { op::JSR_W });
+                    out.u4(t as i32 as u32);
+                } else {
+                    // if<!cond> skips the goto_w that now carries the original jump.
+                    out.u1(op::inverse_condition(insn.opcode));
+                    out.u2(8);
+                    out.u1(op::GOTO_W);
+                    out.u4((t - 3) as i32 as u32);
+                }
+            }
+            Shape::Branch32 => {
+                out.u1(insn.opcode);
+                out.u4(target(branch_offset(code, *insn)) as i32 as u32);
+            }
+            Shape::TableSwitch | Shape::LookupSwitch => {
+                let s = read_switch(code, pc);
+                out.u1(insn.opcode);
+                for _ in 0..switch_padding(here as u32) {
+                    out.u1(0);
+                }
+                out.u4(target(s.default) as i32 as u32);
+                match s.range {
+                    Some((low, high)) => {
+                        out.u4(low as u32);
+                        out.u4(high as u32);
+                        for (_, offset) in &s.cases {
+                            out.u4(target(*offset) as i32 as u32);
+                        }
+                    }
+                    None => {
+                        out.u4(s.cases.len() as u32);
+                        for (key, offset) in &s.cases {
+                            out.u4(*key as u32);
+                            out.u4(target(*offset) as i32 as u32);
+                        }
+                    }
+                }
+            }
+            _ => out.extend_from_slice(&code[pc as usize..(pc + insn.len) as usize]),
+        }
+        while p < points.len() && points[p].pc == pc && points[p].place == Place::After {
+            out.extend_from_slice(ins.snippet(&points[p]));
+            p += 1;
+        }
+    }
+}

@@ -1,0 +1,3 @@
+//! Edits that insert code. Each is a small [`MethodEdit`](crate::rewrite::MethodEdit).
+
+pub mod nop;

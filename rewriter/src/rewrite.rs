@@ -1,0 +1,112 @@
+//! The one entry point the agent and the CLI share: parse a class, let an edit plan insertions for each
+//! method, and write the result (or report that nothing changed).
+
+use crate::attributes::code::CodeAttribute;
+use crate::attributes::names;
+use crate::bytecode::instructions::{Instruction, Instructions};
+use crate::class_writer::write_class;
+use crate::classfile::{ClassFile, Member};
+use crate::edit::method_writer::{write_code, MethodInput};
+use crate::edit::{FrameMode, Insertions};
+use crate::error::{ErrorKind, Result};
+use crate::pool_builder::PoolBuilder;
+
+/// What a method edit sees of the method it plans for.
+pub struct MethodView<'m, 'a> {
+    pub class: &'m ClassFile<'a>,
+    pub method: &'m Member<'a>,
+    pub name: &'a [u8],
+    pub descriptor: &'a [u8],
+    pub code: &'m CodeAttribute<'a>,
+    pub insns: &'m [Instruction],
+}
+
+/// Decides, per method, what to insert. Implementations hold no per-class state, so one edit value can
+/// serve every class (and every thread of the agent).
+pub trait MethodEdit {
+    /// Whether the edit may touch this class at all; `false` skips parsing its methods.
+    fn wants_class(&self, _class: &ClassFile<'_>) -> bool {
+        true
+    }
+    /// Fills `out` with the insertions for one method; leaving it empty leaves the method as it is.
+    fn plan(&self, method: &MethodView<'_, '_>, pool: &mut PoolBuilder<'_, '_>, out: &mut Insertions) -> Result<()>;
+}
+
+#[derive(Clone, Copy, Debug)]
+pub struct Options {
+    pub frames: FrameMode,
+    /// Re-encode every method even when the edit inserts nothing (for round-trip tests).
+    pub force_reencode: bool,
+}
+
+impl Default for Options {
+    fn default() -> Self {
+        Options { frames: FrameMode::Relocate, force_reencode: false }
+    }
+}
+
+/// The result of rewriting one class.
+#[derive(Debug, Default)]
+pub struct Rewritten {
+    /// The new class file, or `None` when nothing was changed (the input stands).
+    pub bytes: Option<Vec<u8>>,
+    pub edited_methods: u32,
+    /// Methods left unedited, each with the reason (for example the 64 KB limit).
+    pub warnings: Vec<String>,
+}
+
+/// Rewrites one class file.
+pub fn rewrite(bytes: &[u8], edit: &dyn MethodEdit, options: Options) -> Result<Rewritten> {
+    let class = ClassFile::read(bytes)?;
+    let class_name = String::from_utf8_lossy(class.name()).into_owned();
+    rewrite_parsed(&class, edit, options).map_err(|e| e.within(format!("class {class_name}")))
+}
+
+fn rewrite_parsed(class: &ClassFile<'_>, edit: &dyn MethodEdit, options: Options) -> Result<Rewritten> {
+    let mut result = Rewritten::default();
+    if !edit.wants_class(class) && !options.force_reencode {
+        return Ok(result);
+    }
+    let mut pool = PoolBuilder::new(&class.pool);
+    let mut new_code: Vec<Option<Vec<u8>>> = vec![None; class.methods.len()];
+    let mut insns = Vec::new();
+    for (i, method) in class.methods.iter().enumerate() {
+        let Some(code_attr) = class.member_attribute(method, names::CODE) else { continue };
+        let name = class.pool.utf8(method.name_index)?;
+        let descriptor = class.pool.utf8(method.descriptor_index)?;
+        let within = || format!("method {}{}", String::from_utf8_lossy(name), String::from_utf8_lossy(descriptor));
+        let code = CodeAttribute::read(code_attr).map_err(|e| e.within(within()))?;
+        insns.clear();
+        for insn in Instructions::new(code.code, code.code_offset) {
+            insns.push(insn.map_err(|e| e.within(within()))?);
+        }
+        let view = MethodView { class, method, name, descriptor, code: &code, insns: &insns };
+        let mut ins = Insertions::new();
+        edit.plan(&view, &mut pool, &mut ins).map_err(|e| e.within(within()))?;
+        ins.force = options.force_reencode;
+        if ins.is_empty() {
+            continue;
+        }
+        ins.sorted_points();
+        let input = MethodInput { class, method, code: &code, insns: &insns };
+        let mut body = Vec::with_capacity(code_attr.data.len() + 64);
+        match write_code(&input, &ins, options.frames, &mut pool, &mut body) {
+            Ok(()) => {
+                new_code[i] = Some(body);
+                result.edited_methods += 1;
+            }
+            Err(e) if e.kind() == ErrorKind::Unsupported => result.warnings.push(e.within(within()).to_string()),
+            Err(e) => return Err(e.within(within())),
+        }
+    }
+    if new_code.iter().any(Option::is_some) || pool.is_extended() || options.force_reencode {
+        let mut out = Vec::with_capacity(class_bytes_len(class) + 256);
+        write_class(class, &pool, &new_code, &mut out);
+        result.bytes = Some(out);
+    }
+    Ok(result)
+}
+
+fn class_bytes_len(class: &ClassFile<'_>) -> usize {
+    class.pool.raw_entries().len() + class.members_raw.len() + 64
+}
