@@ -22,6 +22,7 @@ pub mod class_writer;
 pub mod classfile;
 pub mod constant_pool;
 pub mod descriptor;
+pub mod dump;
 pub mod edit;
 pub mod error;
 pub mod pool_builder;

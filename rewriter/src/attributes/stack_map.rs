@@ -453,7 +453,7 @@ mod tests {
         let table = [0u8, 1, 10];
         let mut out = Vec::new();
         relocate(&table, 0, |pc| Ok(pc + 100), Ok, &mut out).unwrap();
-        assert_eq!(out, [0, 1, 251, 0, 109]);
+        assert_eq!(out, [0, 1, 251, 0, 110]);
     }
 
     #[test]
