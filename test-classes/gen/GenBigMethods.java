@@ -1,0 +1,202 @@
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.Paths;
+import java.util.ArrayList;
+import java.util.List;
+
+/**
+ * Writes test-classes/edge/BigBranches.java and test-classes/edge/CodeLimit.java: methods whose branch offsets or
+ * code length sit right at the class-file limits, so that a rewriter inserting one byte here and there must widen
+ * branches (goto -> goto_w, if -> inverted if + goto_w) or give up on a method.
+ *
+ *   java test-classes/gen/GenBigMethods.java test-classes/edge
+ *
+ * The generated files are committed; rerun this only to change them. Every statement is picked for a known javac
+ * encoding (locals in slots 0..3 so that the one-byte load/store forms are used), so the generator knows the
+ * bytecode size of each body; "javap -c" on the compiled class confirms the numbers written in the comments.
+ *
+ * "Inserts" counts the places where `rewrite-class --edit nop` adds a byte inside a branch span: after every
+ * newarray/anewarray/multianewarray and before every return.
+ */
+public final class GenBigMethods {
+
+    /** One statement of a method body: its source and its bytecode size; insert = 1 if it allocates an array or returns. */
+    record Stmt(String src, int bytes, int inserts) {}
+
+    private static final String[] PRIMS = {"int", "long", "byte", "char", "short", "boolean", "float", "double"};
+
+    /** `s = s * 31 + k;`  iload_1 bipush imul sipush iadd istore_1 = 9 bytes (k in 128..32767). */
+    static Stmt mix(int k) {
+        return new Stmt("s = s * 31 + " + (128 + Math.floorMod(k * 7919, 32000)) + ";", 9, 0);
+    }
+
+    /** An array allocation: newarray (7 bytes), anewarray (8) or multianewarray (10), each 1 insert. */
+    static Stmt alloc(int i) {
+        int kind = i % 10;
+        if (kind < 8) return new Stmt("s += new " + PRIMS[kind] + "[1].length;", 7, 1);   // iload_1 iconst_1 newarray arraylength iadd istore_1
+        if (kind == 8) return new Stmt("s += new String[1].length;", 8, 1);              // ... anewarray #c ...
+        return new Stmt("s += new int[1][1].length;", 10, 1);                             // ... iconst_1 iconst_1 multianewarray #c 2 ...
+    }
+
+    /** `if (s == k) return k;`  iload_1 sipush if_icmpne sipush ireturn = 11 bytes, 1 insert (before ireturn). */
+    static Stmt ret(int i) {
+        int k = 20000 + i;
+        return new Stmt("if (s == " + k + ") return " + k + ";", 11, 1);
+    }
+
+    /** `s += 3;` = iinc 1 3 (3 bytes);  `s ^= 5;` = iload_1 iconst_5 ixor istore_1 (4 bytes). */
+    static final Stmt INC3 = new Stmt("s += 3;", 3, 0);
+    static final Stmt XOR4 = new Stmt("s ^= 5;", 4, 0);
+
+    /**
+     * A body of exactly `bytes` bytes holding exactly `inserts` insert points, spread evenly, `returns` of them being
+     * early returns and the rest array allocations.
+     */
+    static List<Stmt> body(int bytes, int inserts, int returns) {
+        List<Stmt> special = new ArrayList<>();
+        for (int i = 0; i < inserts; i++) special.add(i < returns ? ret(i) : alloc(i));
+        int used = special.stream().mapToInt(Stmt::bytes).sum();
+        int rest = bytes - used;
+        if (rest < 12) throw new IllegalArgumentException("body too small: " + bytes + " for " + inserts + " inserts");
+        int mixes = (rest - 12) / 9;
+        int tail = rest - 9 * mixes;                        // 12..20: a sum of 3s and 4s
+        int fours = 0;
+        while ((tail - 4 * fours) % 3 != 0) fours++;
+        int threes = (tail - 4 * fours) / 3;
+        List<Stmt> filler = new ArrayList<>();
+        for (int i = 0; i < mixes; i++) filler.add(mix(i));
+        for (int i = 0; i < threes; i++) filler.add(INC3);
+        for (int i = 0; i < fours; i++) filler.add(XOR4);
+        List<Stmt> out = new ArrayList<>();
+        int f = 0;
+        for (int i = 0; i < special.size(); i++) {
+            int upTo = (int) ((long) filler.size() * (i + 1) / (special.size() + 1));
+            while (f < upTo) out.add(filler.get(f++));
+            out.add(special.get(i));
+        }
+        while (f < filler.size()) out.add(filler.get(f++));
+        if (out.stream().mapToInt(Stmt::bytes).sum() != bytes) throw new AssertionError("size bookkeeping");
+        return out;
+    }
+
+    static void emit(StringBuilder sb, List<Stmt> body, String indent) {
+        StringBuilder line = new StringBuilder(indent);
+        for (Stmt s : body) {
+            if (line.length() + s.src().length() > 118) {
+                sb.append(line.toString().stripTrailing()).append('\n');
+                line = new StringBuilder(indent);
+            }
+            line.append(s.src()).append(' ');
+        }
+        if (line.length() > indent.length()) sb.append(line.toString().stripTrailing()).append('\n');
+    }
+
+    static int inserts(List<Stmt> b) {
+        return b.stream().mapToInt(Stmt::inserts).sum();
+    }
+
+    static String header(String name, String what) {
+        return "// GENERATED by test-classes/gen/GenBigMethods.java: do not edit, rerun the generator.\n"
+                + "// " + what + "\n"
+                + "public class " + name + " {\n";
+    }
+
+    static String bigBranches() {
+        StringBuilder sb = new StringBuilder(header("BigBranches",
+                "Methods under 64 KB whose branch offsets are within a few hundred bytes of +/-32767."));
+
+        // for loop: code is  0 bipush 7, 2 istore_1, 3 iconst_0, 4 istore_2, 5 iload_2, 6 iload_0, 7 if_icmpge END,
+        // 10 BODY, iinc 2 1, goto 5, END: iload_1, ireturn   => if_icmpge +(B+9), goto -(B+8)
+        List<Stmt> b = body(32_400, 420, 0);
+        sb.append("\n    // for loop over a 32400-byte body with ").append(inserts(b))
+          .append(" array allocations: if_icmpge +32409, goto -32408; after the nops both exceed 32767.\n");
+        sb.append("    static int loopAllocs(int n) {\n        int s = 7;\n        for (int i = 0; i < n; i++) {\n");
+        emit(sb, b, "            ");
+        sb.append("        }\n        return s;\n    }\n");
+
+        // if block: 0 sipush 1234 (3), 3 istore_1, 4 iload_0, 5 ifle END, 8 BODY, END: iload_1 ireturn  => ifle +(B+3)
+        b = body(32_697, 160, 80);
+        sb.append("\n    // if block of 32697 bytes with ").append(inserts(b) - 80)
+          .append(" allocations and 80 early returns: ifle +32700, +32860 after the nops.\n");
+        sb.append("    static int forwardReturns(int n) {\n        int s = 1234;\n        if (n > 0) {\n");
+        emit(sb, b, "            ");
+        sb.append("        }\n        return s;\n    }\n");
+
+        b = body(32_763, 1, 0);
+        sb.append("\n    // ifle +32766 over one allocation: exactly +32767 after one nop, still a short branch.\n");
+        sb.append("    static int forwardEdgeFits(int n) {\n        int s = 1234;\n        if (n > 0) {\n");
+        emit(sb, b, "            ");
+        sb.append("        }\n        return s;\n    }\n");
+
+        b = body(32_764, 1, 0);
+        sb.append("\n    // ifle +32767 (the largest short offset) over one allocation: +32768 after one nop, must widen.\n");
+        sb.append("    static int forwardEdgeOver(int n) {\n        int s = 1234;\n        if (n > 0) {\n");
+        emit(sb, b, "            ");
+        sb.append("        }\n        return s;\n    }\n");
+
+        // do-while: 0 sipush 1234, 3 istore_1, 4 BODY, iinc 0 -1, iload_0, ifgt 4  => ifgt -(B+4)
+        b = body(32_763, 1, 0);
+        sb.append("\n    // backward ifgt -32767 over one allocation: exactly -32768 after one nop, still short.\n");
+        sb.append("    static int backwardEdgeFits(int n) {\n        int s = 1234;\n        do {\n");
+        emit(sb, b, "            ");
+        sb.append("        } while (--n > 0);\n        return s;\n    }\n");
+
+        b = body(32_764, 1, 0);
+        sb.append("\n    // backward ifgt -32768 (the most negative short offset) over one allocation: -32769 after one nop.\n");
+        sb.append("    static int backwardEdgeOver(int n) {\n        int s = 1234;\n        do {\n");
+        emit(sb, b, "            ");
+        sb.append("        } while (--n > 0);\n        return s;\n    }\n");
+
+        b = body(32_500, 300, 0);
+        sb.append("\n    // backward conditional branch of -32504 over ").append(inserts(b))
+          .append(" allocations: -32804 after the nops.\n");
+        sb.append("    static int backwardAllocs(int n) {\n        int s = 1234;\n        do {\n");
+        emit(sb, b, "            ");
+        sb.append("        } while (--n > 0);\n        return s;\n    }\n");
+
+        sb.append("\n    public static void main(String[] args) {\n");
+        sb.append("        System.out.println(\"BigBranches loopAllocs=\" + loopAllocs(3) + \" \" + loopAllocs(0)\n");
+        sb.append("            + \" forwardReturns=\" + forwardReturns(1) + \" \" + forwardReturns(0)\n");
+        sb.append("            + \" forwardEdge=\" + forwardEdgeFits(1) + \" \" + forwardEdgeOver(1) + \" \" + forwardEdgeOver(0)\n");
+        sb.append("            + \" backwardEdge=\" + backwardEdgeFits(2) + \" \" + backwardEdgeOver(2)\n");
+        sb.append("            + \" backwardAllocs=\" + backwardAllocs(3));\n");
+        sb.append("    }\n}\n");
+        return sb.toString();
+    }
+
+    static String codeLimit() {
+        StringBuilder sb = new StringBuilder(header("CodeLimit",
+                "Methods whose code is so close to the 65535-byte limit that nops may not fit."));
+        // 0 iload_0, 1 istore_1, BODY, iload_1, ireturn: code length B + 4
+        List<Stmt> b = body(65_400, 700, 200);
+        sb.append("\n    // code length 65404 with ").append(inserts(b))
+          .append(" array allocations and early returns: a nop after each allocation, before each return and at entry\n")
+          .append("    // makes it ").append(65_404 + inserts(b) + 2)
+          .append(" (> 65535), so a rewriter must leave this method alone (or fail cleanly).\n");
+        sb.append("    static int tooBigForNops(int n) {\n        int s = n;\n");
+        emit(sb, b, "        ");
+        sb.append("        return s;\n    }\n");
+
+        // exactly full after rewriting: B + 4 + 1 (entry) + inserts + 1 (final return) = 65535
+        int ins = 40;
+        b = body(65_535 - 4 - 1 - 1 - ins, ins, 10);
+        sb.append("\n    // code length ").append(65_535 - 1 - 1 - ins).append(" with ").append(ins)
+          .append(" inserts inside plus the entry nop and the final return: exactly 65535 after the nops.\n");
+        sb.append("    static int exactlyFullAfterNops(int n) {\n        int s = n;\n");
+        emit(sb, b, "        ");
+        sb.append("        return s;\n    }\n");
+
+        sb.append("\n    public static void main(String[] args) {\n");
+        sb.append("        System.out.println(\"CodeLimit tooBigForNops=\" + tooBigForNops(5) + \" exactlyFull=\" + exactlyFullAfterNops(9));\n");
+        sb.append("    }\n}\n");
+        return sb.toString();
+    }
+
+    public static void main(String[] args) throws IOException {
+        Path dir = Paths.get(args.length > 0 ? args[0] : "test-classes/edge");
+        Files.createDirectories(dir);
+        Files.writeString(dir.resolve("BigBranches.java"), bigBranches());
+        Files.writeString(dir.resolve("CodeLimit.java"), codeLimit());
+    }
+}
