@@ -80,6 +80,9 @@ fn rewrite_parsed(class: &ClassFile<'_>, edit: &dyn MethodEdit, options: Options
         for insn in Instructions::new(code.code, code.code_offset) {
             insns.push(insn.map_err(|e| e.within(within()))?);
         }
+        if must_stay_unedited(name, descriptor, &code) {
+            continue;
+        }
         let view = MethodView { class, method, name, descriptor, code: &code, insns: &insns };
         let mut ins = Insertions::new();
         edit.plan(&view, &mut pool, &mut ins).map_err(|e| e.within(within()))?;
@@ -105,6 +108,13 @@ fn rewrite_parsed(class: &ClassFile<'_>, edit: &dyn MethodEdit, options: Options
         result.bytes = Some(out);
     }
     Ok(result)
+}
+
+/// Methods whose exact bytes the JVM depends on. HotSpot treats a `finalize()V` whose body is a lone
+/// `return` as no finalizer at all (`Method::is_empty_method`); inserting anything there would make
+/// every instance finalizable (for `Object.finalize`, every object in the VM, which breaks start-up).
+pub fn must_stay_unedited(name: &[u8], descriptor: &[u8], code: &CodeAttribute<'_>) -> bool {
+    name == b"finalize" && descriptor == b"()V" && code.code == [crate::bytecode::opcode::RETURN]
 }
 
 fn class_bytes_len(class: &ClassFile<'_>) -> usize {
