@@ -103,21 +103,12 @@ impl<'a> ClassFile<'a> {
         Ok(class)
     }
 
-    /// Checks the references that the rewriter follows, so that later lookups cannot fail.
+    /// Checks the one reference every caller follows. Everything else is checked where it is used: every
+    /// pool lookup returns a `Result`, so a class with a dangling index fails cleanly when (and only when)
+    /// an edit needs that entry, and untouched classes pay nothing. [`ConstantPool::validate`] checks all.
     fn validate_indexes(&self) -> Result<()> {
-        self.pool.validate()?;
         if self.pool.class_name(self.this_class).is_err() {
             bail!(0, "this_class #{} is not a Class constant", self.this_class);
-        }
-        for m in self.fields.iter().chain(&self.methods) {
-            if self.pool.utf8(m.name_index).is_err() || self.pool.utf8(m.descriptor_index).is_err() {
-                bail!(0, "member name or descriptor is not a Utf8 constant");
-            }
-            for a in &m.attributes {
-                if self.pool.utf8(a.name_index).is_err() {
-                    bail!(a.offset, "attribute name #{} is not a Utf8 constant", a.name_index);
-                }
-            }
         }
         Ok(())
     }

@@ -4,6 +4,7 @@
 use crate::attributes::code::CodeAttribute;
 use crate::attributes::names;
 use crate::bytecode::instructions::{Instruction, Instructions};
+use crate::bytecode::opcode::{self as op, Shape};
 use crate::class_writer::write_class;
 use crate::classfile::{ClassFile, Member};
 use crate::edit::method_writer::{write_code, MethodInput};
@@ -70,6 +71,8 @@ fn rewrite_parsed(class: &ClassFile<'_>, edit: &dyn MethodEdit, options: Options
     let mut pool = PoolBuilder::new(&class.pool);
     let mut new_code: Vec<Option<Vec<u8>>> = vec![None; class.methods.len()];
     let mut insns = Vec::new();
+    let mut specials = Vec::new();
+    let mut starts: Vec<u64> = Vec::new();
     for (i, method) in class.methods.iter().enumerate() {
         let Some(code_attr) = class.member_attribute(method, names::CODE) else { continue };
         let name = class.pool.utf8(method.name_index)?;
@@ -77,8 +80,16 @@ fn rewrite_parsed(class: &ClassFile<'_>, edit: &dyn MethodEdit, options: Options
         let within = || format!("method {}{}", String::from_utf8_lossy(name), String::from_utf8_lossy(descriptor));
         let code = CodeAttribute::read(code_attr).map_err(|e| e.within(within()))?;
         insns.clear();
+        specials.clear();
+        starts.clear();
+        starts.resize(code.code.len() / 64 + 1, 0);
         for insn in Instructions::new(code.code, code.code_offset) {
-            insns.push(insn.map_err(|e| e.within(within()))?);
+            let insn = insn.map_err(|e| e.within(within()))?;
+            starts[insn.pc as usize / 64] |= 1 << (insn.pc % 64);
+            if !matches!(op::shape(insn.opcode), Shape::Plain | Shape::Wide) {
+                specials.push(insns.len() as u32);
+            }
+            insns.push(insn);
         }
         if must_stay_unedited(name, descriptor, &code) {
             continue;
@@ -91,7 +102,7 @@ fn rewrite_parsed(class: &ClassFile<'_>, edit: &dyn MethodEdit, options: Options
             continue;
         }
         ins.sorted_points();
-        let input = MethodInput { class, method, code: &code, insns: &insns };
+        let input = MethodInput { class, method, code: &code, insns: &insns, specials: &specials, starts: &starts };
         let mut body = Vec::with_capacity(code_attr.data.len() + 64);
         match write_code(&input, &ins, options.frames, &mut pool, &mut body) {
             Ok(()) => {
@@ -114,7 +125,7 @@ fn rewrite_parsed(class: &ClassFile<'_>, edit: &dyn MethodEdit, options: Options
 /// `return` as no finalizer at all (`Method::is_empty_method`); inserting anything there would make
 /// every instance finalizable (for `Object.finalize`, every object in the VM, which breaks start-up).
 pub fn must_stay_unedited(name: &[u8], descriptor: &[u8], code: &CodeAttribute<'_>) -> bool {
-    name == b"finalize" && descriptor == b"()V" && code.code == [crate::bytecode::opcode::RETURN]
+    name == b"finalize" && descriptor == b"()V" && code.code == [op::RETURN]
 }
 
 fn class_bytes_len(class: &ClassFile<'_>) -> usize {

@@ -96,6 +96,13 @@ impl Iterator for Instructions<'_> {
             return None;
         }
         let pc = self.pc;
+        let opcode = self.code[pc];
+        let fixed = op::TABLE[opcode as usize].1 as usize;
+        // Most instructions have a fixed length and a valid opcode: no need for the general path.
+        if fixed != 0 && op::TABLE[opcode as usize].2 != Shape::Invalid && pc + fixed <= self.code.len() {
+            self.pc += fixed;
+            return Some(Ok(Instruction { pc: pc as u32, opcode, len: fixed as u32 }));
+        }
         Some(match instruction_length(self.code, pc, self.base) {
             Ok(len) => {
                 self.pc += len;

@@ -1,76 +1,70 @@
 //! Where every original instruction lands after insertion, with short branches widened where their
-//! offsets no longer fit in 16 bits. Widening only ever grows code, so the fixed point is reached in a
-//! few passes.
+//! offsets no longer fit in 16 bits.
+//!
+//! The layout is sparse: code only moves at *events* (an insertion point, a branch that may widen, a
+//! switch whose padding may change), so a new offset is the old one plus the growth of all earlier
+//! events, found by binary search. Methods are never walked byte by byte. Widening only ever grows
+//! code, so the fixed point is reached in a few passes.
 
 use super::insertions::{Insertions, Place};
 use crate::bytecode::instructions::{branch_offset, read_switch, switch_padding, Instruction};
 use crate::bytecode::opcode::{self as op, Shape};
 use crate::error::{bail, Result};
 
-/// Marks bytes that are not the start of an instruction.
-pub const NOT_AN_INSTRUCTION: u32 = u32::MAX;
+/// A place where the code changes size or an instruction must be re-encoded.
+#[derive(Clone, Debug)]
+pub struct Event {
+    pub pc: u32,
+    /// Index of the instruction at `pc`.
+    pub insn: usize,
+    /// Total length of code inserted before / after the instruction.
+    pub before_len: u32,
+    pub after_len: u32,
+    /// For a short branch: its old target. `None` for other instructions.
+    pub short_target: Option<u32>,
+    pub widened: bool,
+    /// Entry code plus growth of all earlier events: `before(pc) = pc + shift`.
+    shift: i64,
+    /// Change in the instruction's own length (widening, switch padding).
+    growth: i64,
+}
 
-pub struct Layout {
-    /// New offset of the code that now precedes each original instruction (its `Before` insertions),
-    /// indexed by old pc; also defined at `code.len()`, the end of the original code.
-    pub before: Vec<u32>,
-    /// New offset of each original instruction itself.
-    pub at: Vec<u32>,
-    /// Per instruction index: a short branch that had to be widened.
-    pub widened: Vec<bool>,
+pub struct Layout<'i> {
+    insns: &'i [Instruction],
+    /// One bit per code byte: set where an instruction starts (built while decoding).
+    starts: Vec<u64>,
+    code_len: u32,
+    pub events: Vec<Event>,
+    /// Shift that applies after the last event.
+    end_shift: i64,
     /// Length of the new code array.
     pub code_length: u32,
 }
 
-impl Layout {
-    /// New offset for a branch target, exception-range bound or frame at old `pc`.
-    #[inline]
-    pub fn target(&self, pc: u32) -> u32 {
-        self.before[pc as usize]
-    }
-
-    /// Like [`Layout::target`], but tolerates offsets inside an instruction (seen in debug tables written
-    /// by some tools) by using the instruction that contains them.
-    pub fn loose_target(&self, pc: u32) -> u32 {
-        let mut pc = (pc as usize).min(self.before.len() - 1);
-        while self.before[pc] == NOT_AN_INSTRUCTION {
-            pc -= 1;
-        }
-        self.before[pc]
-    }
-
-    pub fn is_boundary(&self, pc: u32) -> bool {
-        self.before.get(pc as usize).is_some_and(|&b| b != NOT_AN_INSTRUCTION)
-    }
-
-    pub fn any_widened(&self) -> bool {
-        self.widened.iter().any(|&w| w)
-    }
-
-    pub fn compute(code: &[u8], base: usize, insns: &[Instruction], ins: &Insertions) -> Result<Layout> {
-        let n = code.len();
-        let mut layout = Layout {
-            before: vec![NOT_AN_INSTRUCTION; n + 1],
-            at: vec![NOT_AN_INSTRUCTION; n + 1],
-            widened: vec![false; insns.len()],
-            code_length: 0,
-        };
-        for insn in insns {
-            layout.before[insn.pc as usize] = 0;
-        }
-        layout.before[n] = 0;
-        let short_branches = layout.check_targets(code, base, insns)?;
+impl<'i> Layout<'i> {
+    pub fn compute(
+        code: &[u8],
+        base: usize,
+        insns: &'i [Instruction],
+        specials: &[u32],
+        starts: &[u64],
+        ins: &Insertions,
+    ) -> Result<Layout<'i>> {
+        let mut layout =
+            Layout { insns, starts: starts.to_vec(), code_len: code.len() as u32, events: Vec::new(), end_shift: 0, code_length: 0 };
+        layout.collect_events(code, base, specials, ins)?;
         loop {
-            layout.place(insns, ins)?;
+            layout.place(ins.entry.len() as i64);
             let mut grew = false;
-            for &(i, target) in &short_branches {
-                if layout.widened[i] {
+            for k in 0..layout.events.len() {
+                let e = &layout.events[k];
+                let Some(target) = e.short_target else { continue };
+                if e.widened {
                     continue;
                 }
-                let from = layout.at[insns[i].pc as usize] as i64;
-                let offset = layout.before[target as usize] as i64 - from;
+                let offset = layout.target(target) as i64 - layout.at(e.pc) as i64;
                 if offset < i16::MIN as i64 || offset > i16::MAX as i64 {
-                    layout.widened[i] = true;
+                    layout.events[k].widened = true;
                     grew = true;
                 }
             }
@@ -80,77 +74,153 @@ impl Layout {
         }
     }
 
-    /// Checks that every branch and switch target is an instruction boundary; returns the short
-    /// branches as (instruction index, old target).
-    fn check_targets(&self, code: &[u8], base: usize, insns: &[Instruction]) -> Result<Vec<(usize, u32)>> {
-        let mut short = Vec::new();
-        let target_of = |insn: &Instruction, offset: i32| -> Result<u32> {
+    fn starts_instruction(&self, pc: u32) -> bool {
+        pc < self.code_len && self.starts[pc as usize / 64] & (1 << (pc % 64)) != 0
+    }
+
+    /// Builds the event list from the insertion points and `specials` (indexes of the instructions whose
+    /// encoding depends on position: branches and switches), checking every target on the way. Only those
+    /// instructions are visited, never the whole method.
+    fn collect_events(&mut self, code: &[u8], base: usize, specials: &[u32], ins: &Insertions) -> Result<()> {
+        let target_of = |layout: &Self, insn: &Instruction, offset: i32| -> Result<u32> {
             let t = insn.pc as i64 + offset as i64;
-            if t < 0 || t >= code.len() as i64 || !self.is_boundary(t as u32) {
+            if t < 0 || !layout.starts_instruction(t as u32) {
                 bail!(base + insn.pc as usize, "{} at pc {} jumps to {t}, which is not an instruction", op::name(insn.opcode), insn.pc);
             }
             Ok(t as u32)
         };
-        for (i, insn) in insns.iter().enumerate() {
+        let points = &ins.points;
+        let (mut p, mut s) = (0, 0);
+        // Points come in pc order, so each lookup gallops forward from the previous one.
+        let mut cursor = 0usize;
+        self.events.reserve(specials.len() + points.len());
+        while p < points.len() || s < specials.len() {
+            let special_pc = specials.get(s).map_or(u32::MAX, |&i| self.insns[i as usize].pc);
+            let pc = points.get(p).map_or(special_pc, |pt| pt.pc.min(special_pc));
+            let i = if pc == special_pc {
+                s += 1;
+                specials[s - 1] as usize
+            } else {
+                let mut step = 1;
+                while cursor + step < self.insns.len() && self.insns[cursor + step].pc <= pc {
+                    step *= 2;
+                }
+                let end = (cursor + step + 1).min(self.insns.len());
+                match self.insns[cursor..end].binary_search_by_key(&pc, |i| i.pc) {
+                    Ok(k) => {
+                        cursor += k;
+                        cursor
+                    }
+                    Err(_) => bail!(base, "insertion at pc {pc} is not at an instruction"),
+                }
+            };
+            let insn = self.insns[i];
+            let mut event =
+                Event { pc, insn: i, before_len: 0, after_len: 0, short_target: None, widened: false, shift: 0, growth: 0 };
+            while p < points.len() && points[p].pc == pc {
+                let len = points[p].end - points[p].start;
+                match points[p].place {
+                    Place::Before => event.before_len += len,
+                    Place::After => {
+                        if op::ends_flow(insn.opcode) || op::shape(insn.opcode) != Shape::Plain {
+                            bail!(base, "cannot insert code after {} at pc {pc}", op::name(insn.opcode));
+                        }
+                        event.after_len += len;
+                    }
+                }
+                p += 1;
+            }
             match op::shape(insn.opcode) {
-                Shape::Branch16 => short.push((i, target_of(insn, branch_offset(code, *insn))?)),
+                Shape::Branch16 => event.short_target = Some(target_of(self, &insn, branch_offset(code, insn))?),
                 Shape::Branch32 => {
-                    target_of(insn, branch_offset(code, *insn))?;
+                    target_of(self, &insn, branch_offset(code, insn))?;
                 }
                 Shape::TableSwitch | Shape::LookupSwitch => {
-                    let s = read_switch(code, insn.pc);
-                    target_of(insn, s.default)?;
-                    for (_, offset) in s.cases {
-                        target_of(insn, offset)?;
+                    let sw = read_switch(code, pc);
+                    target_of(self, &insn, sw.default)?;
+                    for (_, offset) in sw.cases {
+                        target_of(self, &insn, offset)?;
                     }
                 }
                 _ => {}
             }
+            self.events.push(event);
         }
-        Ok(short)
+        Ok(())
     }
 
     /// One placement pass with the current set of widened branches.
-    fn place(&mut self, insns: &[Instruction], ins: &Insertions) -> Result<()> {
-        let mut pos = ins.entry.len() as u32;
-        let points = &ins.points;
-        let mut p = 0;
-        for (i, insn) in insns.iter().enumerate() {
-            let pc = insn.pc;
-            self.before[pc as usize] = pos;
-            while p < points.len() && points[p].pc == pc && points[p].place == Place::Before {
-                pos += points[p].end - points[p].start;
-                p += 1;
-            }
-            self.at[pc as usize] = pos;
-            pos += match op::shape(insn.opcode) {
-                Shape::Branch16 if self.widened[i] => {
+    fn place(&mut self, entry_len: i64) {
+        let mut shift = entry_len;
+        for e in &mut self.events {
+            e.shift = shift;
+            let insn = self.insns[e.insn];
+            e.growth = match op::shape(insn.opcode) {
+                Shape::Branch16 if e.widened => {
                     if matches!(insn.opcode, op::GOTO | op::JSR) {
-                        5
+                        2
                     } else {
-                        8
+                        5
                     }
                 }
                 Shape::TableSwitch | Shape::LookupSwitch => {
-                    insn.len - switch_padding(pc) + switch_padding(pos)
+                    let at = (e.pc as i64 + shift + e.before_len as i64) as u32;
+                    switch_padding(at) as i64 - switch_padding(e.pc) as i64
                 }
-                _ => insn.len,
+                _ => 0,
             };
-            while p < points.len() && points[p].pc == pc && points[p].place == Place::After {
-                if op::ends_flow(insn.opcode) || op::shape(insn.opcode) != Shape::Plain {
-                    bail!(0, "cannot insert code after {} at pc {pc}", op::name(insn.opcode));
-                }
-                pos += points[p].end - points[p].start;
-                p += 1;
-            }
+            shift += e.before_len as i64 + e.after_len as i64 + e.growth;
         }
-        if p != points.len() {
-            bail!(0, "insertion at pc {} is not at an instruction", points[p].pc);
+        self.end_shift = shift;
+        self.code_length = (self.code_len as i64 + shift) as u32;
+    }
+
+    /// The shift that applies at old `pc` (before any `Before` code inserted at `pc` itself).
+    fn shift_at(&self, pc: u32) -> (i64, Option<&Event>) {
+        let k = self.events.partition_point(|e| e.pc < pc);
+        match self.events.get(k) {
+            Some(e) if e.pc == pc => (e.shift, Some(e)),
+            Some(e) => (e.shift, None),
+            None => (self.end_shift, None),
         }
-        let end = self.before.len() - 1;
-        self.before[end] = pos;
-        self.at[end] = pos;
-        self.code_length = pos;
-        Ok(())
+    }
+
+    /// New offset for a branch target, exception-range bound or frame at old `pc`: the start of the code
+    /// inserted before that instruction, so a jump to a `return` runs an exit probe placed before it.
+    /// Also defined at the end of the code.
+    pub fn target(&self, pc: u32) -> u32 {
+        (pc as i64 + self.shift_at(pc).0) as u32
+    }
+
+    /// New offset of the original instruction at `pc` itself.
+    pub fn at(&self, pc: u32) -> u32 {
+        let (shift, event) = self.shift_at(pc);
+        (pc as i64 + shift + event.map_or(0, |e| e.before_len as i64)) as u32
+    }
+
+    /// Like [`Layout::target`], but tolerates offsets inside an instruction or past the end (seen in debug
+    /// tables written by some tools).
+    pub fn loose_target(&self, pc: u32) -> u32 {
+        // Inside an instruction the shift of the instruction's start applies, so this stays monotonic
+        // and within the code; no boundary lookup is needed.
+        self.target(pc.min(self.code_len))
+    }
+
+    /// Whether `pc` starts an instruction or is the end of the code.
+    pub fn is_boundary(&self, pc: u32) -> bool {
+        pc == self.code_len || self.starts_instruction(pc)
+    }
+
+    pub fn is_instruction(&self, pc: u32) -> bool {
+        self.starts_instruction(pc)
+    }
+
+    pub fn any_widened(&self) -> bool {
+        self.events.iter().any(|e| e.widened)
+    }
+
+    /// Indexes of the instructions that are short branches widened by this layout.
+    pub fn widened(&self) -> impl Iterator<Item = usize> + '_ {
+        self.events.iter().filter(|e| e.widened).map(|e| e.insn)
     }
 }

@@ -31,6 +31,10 @@ pub struct MethodInput<'m, 'a> {
     pub method: &'m Member<'a>,
     pub code: &'m CodeAttribute<'a>,
     pub insns: &'m [Instruction],
+    /// Indexes into `insns` of the branches and switches, in order.
+    pub specials: &'m [u32],
+    /// One bit per code byte, set where an instruction starts.
+    pub starts: &'m [u64],
 }
 
 /// Writes the body of the new Code attribute (without its name and length) into `out`.
@@ -42,7 +46,7 @@ pub fn write_code(
     out: &mut Vec<u8>,
 ) -> Result<()> {
     let code = m.code;
-    let layout = Layout::compute(code.code, code.code_offset, m.insns, ins)?;
+    let layout = Layout::compute(code.code, code.code_offset, m.insns, m.specials, m.starts, ins)?;
     if layout.code_length > 65535 {
         return Err(Error::unsupported(format!(
             "method would grow to {} bytes, over the 65535-byte limit; left unedited",
@@ -122,110 +126,120 @@ pub fn write_code(
     Ok(())
 }
 
-fn frame_target(layout: &Layout, pc: u32, base: usize) -> Result<u32> {
-    if !layout.is_boundary(pc) || pc as usize == layout.before.len() - 1 {
+fn frame_target(layout: &Layout<'_>, pc: u32, base: usize) -> Result<u32> {
+    if !layout.is_instruction(pc) {
         bail!(base, "stack map frame at pc {pc}, which is not an instruction");
     }
     Ok(layout.target(pc))
 }
 
-fn new_instruction(layout: &Layout, code: &[u8], pc: u32, base: usize) -> Result<u32> {
-    if !layout.is_boundary(pc) || code.get(pc as usize) != Some(&op::NEW) {
+fn new_instruction(layout: &Layout<'_>, code: &[u8], pc: u32, base: usize) -> Result<u32> {
+    if !layout.is_instruction(pc) || code.get(pc as usize) != Some(&op::NEW) {
         bail!(base, "Uninitialized({pc}) does not name a new instruction");
     }
-    Ok(layout.at[pc as usize])
+    Ok(layout.at(pc))
 }
 
-fn loose_range(layout: &Layout, start: u32, end: u32) -> (u32, u32) {
+fn loose_range(layout: &Layout<'_>, start: u32, end: u32) -> (u32, u32) {
     let s = layout.loose_target(start);
     let e = layout.loose_target(end).max(s);
     (s, e)
 }
 
 struct AnnotationOffsets<'l> {
-    layout: &'l Layout,
+    layout: &'l Layout<'l>,
     code: &'l [u8],
     base: usize,
 }
 
 impl OffsetMap for AnnotationOffsets<'_> {
     fn instruction(&mut self, pc: u32) -> Result<u32> {
-        if !self.layout.is_boundary(pc) || pc as usize >= self.code.len() {
+        if !self.layout.is_instruction(pc) || pc as usize >= self.code.len() {
             bail!(self.base, "type annotation names pc {pc}, which is not an instruction");
         }
-        Ok(self.layout.at[pc as usize])
+        Ok(self.layout.at(pc))
     }
     fn range(&mut self, start: u32, end: u32) -> Result<(u32, u32)> {
         Ok(loose_range(self.layout, start, end))
     }
 }
 
-/// Writes the new code array.
-fn emit_code(m: &MethodInput<'_, '_>, ins: &Insertions, layout: &Layout, out: &mut Vec<u8>) {
+/// Writes the new code array: original bytes are copied in runs between events; at each event the
+/// inserted code is written and the instruction re-encoded.
+fn emit_code(m: &MethodInput<'_, '_>, ins: &Insertions, layout: &Layout<'_>, out: &mut Vec<u8>) {
     let code = m.code.code;
-    let start = out.len();
     out.extend_from_slice(&ins.entry);
     let points = &ins.points;
     let mut p = 0;
-    for (i, insn) in m.insns.iter().enumerate() {
+    let mut copied = 0usize;
+    for e in &layout.events {
+        let insn = m.insns[e.insn];
         let pc = insn.pc;
+        out.extend_from_slice(&code[copied..pc as usize]);
+        copied = (pc + insn.len) as usize;
         while p < points.len() && points[p].pc == pc && points[p].place == Place::Before {
             out.extend_from_slice(ins.snippet(&points[p]));
             p += 1;
         }
-        let here = layout.at[pc as usize] as i64;
-        debug_assert_eq!((out.len() - start) as i64, here);
-        let target = |offset: i32| layout.target((pc as i64 + offset as i64) as u32) as i64 - here;
-        match op::shape(insn.opcode) {
-            Shape::Branch16 => {
-                let t = target(branch_offset(code, *insn));
-                if !layout.widened[i] {
-                    out.u1(insn.opcode);
-                    out.u2(t as i16 as u16);
-                } else if insn.opcode == op::GOTO || insn.opcode == op::JSR {
-                    out.u1(if insn.opcode == op::GOTO { op::GOTO_W } else { op::JSR_W });
-                    out.u4(t as i32 as u32);
-                } else {
-                    // if<!cond> skips the goto_w that now carries the original jump.
-                    out.u1(op::inverse_condition(insn.opcode));
-                    out.u2(8);
-                    out.u1(op::GOTO_W);
-                    out.u4((t - 3) as i32 as u32);
-                }
-            }
-            Shape::Branch32 => {
-                out.u1(insn.opcode);
-                out.u4(target(branch_offset(code, *insn)) as i32 as u32);
-            }
-            Shape::TableSwitch | Shape::LookupSwitch => {
-                let s = read_switch(code, pc);
-                out.u1(insn.opcode);
-                for _ in 0..switch_padding(here as u32) {
-                    out.u1(0);
-                }
-                out.u4(target(s.default) as i32 as u32);
-                match s.range {
-                    Some((low, high)) => {
-                        out.u4(low as u32);
-                        out.u4(high as u32);
-                        for (_, offset) in &s.cases {
-                            out.u4(target(*offset) as i32 as u32);
-                        }
-                    }
-                    None => {
-                        out.u4(s.cases.len() as u32);
-                        for (key, offset) in &s.cases {
-                            out.u4(*key as u32);
-                            out.u4(target(*offset) as i32 as u32);
-                        }
-                    }
-                }
-            }
-            _ => out.extend_from_slice(&code[pc as usize..(pc + insn.len) as usize]),
-        }
+        write_instruction(code, insn, e.widened, layout, out);
         while p < points.len() && points[p].pc == pc && points[p].place == Place::After {
             out.extend_from_slice(ins.snippet(&points[p]));
             p += 1;
         }
+    }
+    out.extend_from_slice(&code[copied..]);
+}
+
+/// Re-encodes one instruction at its new position.
+fn write_instruction(code: &[u8], insn: Instruction, widened: bool, layout: &Layout<'_>, out: &mut Vec<u8>) {
+    let pc = insn.pc;
+    let here = layout.at(pc) as i64;
+    let target = |offset: i32| layout.target((pc as i64 + offset as i64) as u32) as i64 - here;
+    match op::shape(insn.opcode) {
+        Shape::Branch16 => {
+            let t = target(branch_offset(code, insn));
+            if !widened {
+                out.u1(insn.opcode);
+                out.u2(t as i16 as u16);
+            } else if insn.opcode == op::GOTO || insn.opcode == op::JSR {
+                out.u1(if insn.opcode == op::GOTO { op::GOTO_W } else { op::JSR_W });
+                out.u4(t as i32 as u32);
+            } else {
+                // if<!cond> skips the goto_w that now carries the original jump.
+                out.u1(op::inverse_condition(insn.opcode));
+                out.u2(8);
+                out.u1(op::GOTO_W);
+                out.u4((t - 3) as i32 as u32);
+            }
+        }
+        Shape::Branch32 => {
+            out.u1(insn.opcode);
+            out.u4(target(branch_offset(code, insn)) as i32 as u32);
+        }
+        Shape::TableSwitch | Shape::LookupSwitch => {
+            let s = read_switch(code, pc);
+            out.u1(insn.opcode);
+            for _ in 0..switch_padding(here as u32) {
+                out.u1(0);
+            }
+            out.u4(target(s.default) as i32 as u32);
+            match s.range {
+                Some((low, high)) => {
+                    out.u4(low as u32);
+                    out.u4(high as u32);
+                    for (_, offset) in &s.cases {
+                        out.u4(target(*offset) as i32 as u32);
+                    }
+                }
+                None => {
+                    out.u4(s.cases.len() as u32);
+                    for (key, offset) in &s.cases {
+                        out.u4(*key as u32);
+                        out.u4(target(*offset) as i32 as u32);
+                    }
+                }
+            }
+        }
+        _ => out.extend_from_slice(&code[pc as usize..(pc + insn.len) as usize]),
     }
 }

@@ -13,7 +13,7 @@ use crate::pool_builder::PoolBuilder;
 pub fn rebuild(
     m: &MethodInput<'_, '_>,
     attribute: &RawAttribute<'_>,
-    layout: &Layout,
+    layout: &Layout<'_>,
     pool: &mut PoolBuilder<'_, '_>,
     out: &mut Vec<u8>,
 ) -> Result<()> {
@@ -25,8 +25,9 @@ pub fn rebuild(
     let mut frames = stack_map::decode(attribute.data, attribute.offset, &class.pool, &initial)?;
 
     let mut added = Vec::new();
-    for (i, insn) in m.insns.iter().enumerate() {
-        if !layout.widened[i] || !op::is_conditional(insn.opcode) {
+    for i in layout.widened() {
+        let insn = m.insns[i];
+        if !op::is_conditional(insn.opcode) {
             continue;
         }
         let next = insn.pc + insn.len;
@@ -37,16 +38,16 @@ pub fn rebuild(
     }
 
     for f in frames.iter_mut().chain(added.iter_mut()) {
-        if !layout.is_boundary(f.offset) || f.offset as usize >= m.code.code.len() {
+        if !layout.is_instruction(f.offset) {
             bail!(attribute.offset, "stack map frame at pc {}, which is not an instruction", f.offset);
         }
         f.offset = layout.target(f.offset);
         for t in f.locals.iter_mut().chain(f.stack.iter_mut()) {
             if let VType::Uninitialized(pc) = t {
-                if !layout.is_boundary(*pc as u32) || m.code.code.get(*pc as usize) != Some(&op::NEW) {
+                if !layout.is_instruction(*pc as u32) || m.code.code.get(*pc as usize) != Some(&op::NEW) {
                     bail!(attribute.offset, "Uninitialized({pc}) does not name a new instruction");
                 }
-                *pc = layout.at[*pc as usize] as u16;
+                *pc = layout.at(*pc as u32) as u16;
             }
         }
     }
