@@ -27,6 +27,8 @@ import java.util.Map;
  *                      System.exit(42), so exit status 42 means the harness ran a clinit      -> OK
  *   java MakeBroken --boot DIR     JDK-layout fixtures: DIR/java.base/java/util/ForceLinkBroken.class (VERIFY)
  *                                  and DIR/java.base/java/util/ForceLinkFine.class (OK)
+ *   java MakeBroken --boot-regressed DIR    the same two classes, both broken: compared with --boot's output,
+ *                                  ForceLinkFine is a class that "linked before and fails after"
  * </pre>
  */
 public final class MakeBroken {
@@ -224,14 +226,15 @@ public final class MakeBroken {
     }
 
     public static void main(String[] args) throws IOException {
-        if (args.length == 2 && args[0].equals("--boot")) {
+        if (args.length == 2 && (args[0].equals("--boot") || args[0].equals("--boot-regressed"))) {
             Path base = Paths.get(args[1]).resolve("java.base");
             write(base, "java/util/ForceLinkBroken", brokenReturn("java/util/ForceLinkBroken", 52));
-            write(base, "java/util/ForceLinkFine", fine("java/util/ForceLinkFine"));
+            write(base, "java/util/ForceLinkFine", args[0].equals("--boot")
+                    ? fine("java/util/ForceLinkFine") : brokenFrame("java/util/ForceLinkFine"));
             return;
         }
         if (args.length != 1) {
-            System.err.println("usage: MakeBroken DIR | MakeBroken --boot DIR");
+            System.err.println("usage: MakeBroken DIR | MakeBroken --boot DIR | MakeBroken --boot-regressed DIR");
             System.exit(2);
         }
         Path dir = Paths.get(args[0]);
