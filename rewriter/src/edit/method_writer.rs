@@ -4,15 +4,14 @@
 use super::insertions::{Insertions, Place};
 use super::layout::Layout;
 use super::widening_frames;
-use crate::attributes::code::{write_exception_table, CodeAttribute, ExceptionHandler};
-use crate::attributes::debug_tables::{read_line_numbers, read_local_variables, write_line_numbers, write_local_variables};
+use crate::attributes::code::CodeAttribute;
 use crate::attributes::names;
 use crate::attributes::stack_map;
 use crate::attributes::type_annotations::{self, OffsetMap};
 use crate::bytecode::instructions::{branch_offset, read_switch, switch_padding, Instruction};
 use crate::bytecode::opcode::{self as op, Shape};
-use crate::bytes::ByteSink;
-use crate::classfile::{ClassFile, Member};
+use crate::bytes::{ByteSink, Cursor};
+use crate::classfile::{ClassFile, Member, RawAttribute};
 use crate::error::{bail, Error, Result};
 use crate::pool_builder::PoolBuilder;
 
@@ -61,24 +60,18 @@ pub fn write_code(
     emit_code(m, ins, &layout, out);
     debug_assert_eq!(out.len() - code_start, layout.code_length as usize);
 
-    let table: Vec<ExceptionHandler> = code
-        .exception_table
-        .iter()
-        .map(|h| -> Result<ExceptionHandler> {
-            for pc in [h.start_pc, h.end_pc, h.handler_pc] {
-                if !layout.is_boundary(pc as u32) {
-                    bail!(code.code_offset, "exception table names pc {pc}, which is not an instruction");
-                }
+    out.u2(code.exception_table.len() as u16);
+    for h in &code.exception_table {
+        for pc in [h.start_pc, h.end_pc, h.handler_pc] {
+            if !layout.is_boundary(pc as u32) {
+                bail!(code.code_offset, "exception table names pc {pc}, which is not an instruction");
             }
-            Ok(ExceptionHandler {
-                start_pc: layout.target(h.start_pc as u32) as u16,
-                end_pc: layout.target(h.end_pc as u32) as u16,
-                handler_pc: layout.target(h.handler_pc as u32) as u16,
-                catch_type: h.catch_type,
-            })
-        })
-        .collect::<Result<_>>()?;
-    write_exception_table(&table, out);
+        }
+        out.u2(layout.target(h.start_pc as u32) as u16);
+        out.u2(layout.target(h.end_pc as u32) as u16);
+        out.u2(layout.target(h.handler_pc as u32) as u16);
+        out.u2(h.catch_type);
+    }
 
     let class = m.class;
     out.u2(code.attributes.len() as u16);
@@ -101,19 +94,9 @@ pub fn write_code(
                 widening_frames::rebuild(m, a, &layout, pool, out)?;
             }
         } else if name == names::LINE_NUMBER_TABLE {
-            let mut lines = read_line_numbers(a)?;
-            for l in &mut lines {
-                l.start_pc = layout.loose_target(l.start_pc as u32) as u16;
-            }
-            write_line_numbers(&lines, out);
+            relocate_line_numbers(a, &layout, out)?;
         } else if name == names::LOCAL_VARIABLE_TABLE || name == names::LOCAL_VARIABLE_TYPE_TABLE {
-            let mut vars = read_local_variables(a)?;
-            for v in &mut vars {
-                let (s, e) = loose_range(&layout, v.start_pc as u32, v.start_pc as u32 + v.length as u32);
-                v.start_pc = s as u16;
-                v.length = (e - s) as u16;
-            }
-            write_local_variables(&vars, out);
+            relocate_local_variables(a, &layout, out)?;
         } else if name == names::RUNTIME_VISIBLE_TYPE_ANNOTATIONS || name == names::RUNTIME_INVISIBLE_TYPE_ANNOTATIONS {
             let mut map = AnnotationOffsets { layout: &layout, code: code.code, base: a.offset };
             type_annotations::relocate(a.data, a.offset, &mut map, out)?;
@@ -124,6 +107,35 @@ pub fn write_code(
         out.patch_u4(len_at, len);
     }
     Ok(())
+}
+
+/// Streams a LineNumberTable with its start offsets mapped.
+fn relocate_line_numbers(a: &RawAttribute<'_>, layout: &Layout<'_>, out: &mut Vec<u8>) -> Result<()> {
+    let mut c = Cursor::at(a.data, a.offset);
+    let n = c.u2()?;
+    out.u2(n);
+    for _ in 0..n {
+        let start = c.u2()?;
+        out.u2(layout.loose_target(start as u32) as u16);
+        out.u2(c.u2()?);
+    }
+    c.finish("LineNumberTable")
+}
+
+/// Streams a LocalVariableTable or LocalVariableTypeTable with its ranges mapped.
+fn relocate_local_variables(a: &RawAttribute<'_>, layout: &Layout<'_>, out: &mut Vec<u8>) -> Result<()> {
+    let mut c = Cursor::at(a.data, a.offset);
+    let n = c.u2()?;
+    out.u2(n);
+    for _ in 0..n {
+        let start = c.u2()? as u32;
+        let length = c.u2()? as u32;
+        let (s, e) = loose_range(layout, start, start + length);
+        out.u2(s as u16);
+        out.u2((e - s) as u16);
+        out.extend_from_slice(c.bytes(6)?);
+    }
+    c.finish("LocalVariableTable")
 }
 
 fn frame_target(layout: &Layout<'_>, pc: u32, base: usize) -> Result<u32> {
