@@ -7,7 +7,7 @@ use crate::classfile::{ClassFile, Member, RawAttribute};
 use crate::pool_builder::PoolBuilder;
 
 /// Writes `class` with the pool from `pool` and, for each method index with `Some`, that new Code body.
-pub fn write_class(class: &ClassFile<'_>, pool: &PoolBuilder<'_, '_>, new_code: &[Option<Vec<u8>>], out: &mut Vec<u8>) {
+pub fn write_class(class: &ClassFile<'_>, pool: &PoolBuilder<'_, '_>, new_code: &[Option<&[u8]>], out: &mut Vec<u8>) {
     out.u4(0xCAFE_BABE);
     out.u2(class.minor_version);
     out.u2(class.major_version);

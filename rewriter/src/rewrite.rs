@@ -69,7 +69,9 @@ fn rewrite_parsed(class: &ClassFile<'_>, edit: &dyn MethodEdit, options: Options
         return Ok(result);
     }
     let mut pool = PoolBuilder::new(&class.pool);
-    let mut new_code: Vec<Option<Vec<u8>>> = vec![None; class.methods.len()];
+    // New Code bodies share one buffer; `new_code[i]` is the range of method i's body in it.
+    let mut bodies: Vec<u8> = Vec::new();
+    let mut new_code: Vec<Option<(usize, usize)>> = vec![None; class.methods.len()];
     let mut insns = Vec::new();
     let mut specials = Vec::new();
     let mut starts: Vec<u64> = Vec::new();
@@ -103,19 +105,23 @@ fn rewrite_parsed(class: &ClassFile<'_>, edit: &dyn MethodEdit, options: Options
         }
         ins.sorted_points();
         let input = MethodInput { class, method, code: &code, insns: &insns, specials: &specials, starts: &starts };
-        let mut body = Vec::with_capacity(code_attr.data.len() + 64);
-        match write_code(&input, &ins, options.frames, &mut pool, &mut body) {
+        let start = bodies.len();
+        match write_code(&input, &ins, options.frames, &mut pool, &mut bodies) {
             Ok(()) => {
-                new_code[i] = Some(body);
+                new_code[i] = Some((start, bodies.len()));
                 result.edited_methods += 1;
             }
-            Err(e) if e.kind() == ErrorKind::Unsupported => result.warnings.push(e.within(within()).to_string()),
+            Err(e) if e.kind() == ErrorKind::Unsupported => {
+                bodies.truncate(start);
+                result.warnings.push(e.within(within()).to_string())
+            }
             Err(e) => return Err(e.within(within())),
         }
     }
     if new_code.iter().any(Option::is_some) || pool.is_extended() || options.force_reencode {
         let mut out = Vec::with_capacity(class_bytes_len(class) + 256);
-        write_class(class, &pool, &new_code, &mut out);
+        let code: Vec<Option<&[u8]>> = new_code.iter().map(|r| r.map(|(a, b)| &bodies[a..b])).collect();
+        write_class(class, &pool, &code, &mut out);
         result.bytes = Some(out);
     }
     Ok(result)
