@@ -1,6 +1,6 @@
 //! The `Code` attribute (JVMS §4.7.3): limits, the code array, the exception table and nested attributes.
 
-use crate::bytes::{ByteSink, Cursor};
+use crate::bytes::Cursor;
 use crate::classfile::{read_attributes, RawAttribute};
 use crate::error::{bail, Result};
 
@@ -48,16 +48,5 @@ impl<'a> CodeAttribute<'a> {
         let attributes = read_attributes(&mut c)?;
         c.finish("the Code attribute")?;
         Ok(CodeAttribute { max_stack, max_locals, code, code_offset, exception_table, attributes })
-    }
-}
-
-/// Writes an exception table with its length.
-pub fn write_exception_table(table: &[ExceptionHandler], out: &mut Vec<u8>) {
-    out.u2(table.len() as u16);
-    for h in table {
-        out.u2(h.start_pc);
-        out.u2(h.end_pc);
-        out.u2(h.handler_pc);
-        out.u2(h.catch_type);
     }
 }

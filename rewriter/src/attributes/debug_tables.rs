@@ -1,6 +1,7 @@
-//! LineNumberTable, LocalVariableTable and LocalVariableTypeTable (JVMS §4.7.12–14).
+//! LineNumberTable, LocalVariableTable and LocalVariableTypeTable (JVMS §4.7.12–14). Edits relocate them
+//! by streaming (see `edit::method_writer`); these readers serve listings and tests.
 
-use crate::bytes::{ByteSink, Cursor};
+use crate::bytes::Cursor;
 use crate::classfile::RawAttribute;
 use crate::error::Result;
 
@@ -31,13 +32,6 @@ pub fn read_line_numbers(a: &RawAttribute<'_>) -> Result<Vec<LineNumber>> {
     Ok(v)
 }
 
-pub fn write_line_numbers(table: &[LineNumber], out: &mut Vec<u8>) {
-    out.u2(table.len() as u16);
-    for e in table {
-        out.u2(e.start_pc);
-        out.u2(e.line);
-    }
-}
 
 pub fn read_local_variables(a: &RawAttribute<'_>) -> Result<Vec<LocalVariable>> {
     let mut c = Cursor::at(a.data, a.offset);
@@ -48,15 +42,4 @@ pub fn read_local_variables(a: &RawAttribute<'_>) -> Result<Vec<LocalVariable>> 
     }
     c.finish("LocalVariableTable")?;
     Ok(v)
-}
-
-pub fn write_local_variables(table: &[LocalVariable], out: &mut Vec<u8>) {
-    out.u2(table.len() as u16);
-    for e in table {
-        out.u2(e.start_pc);
-        out.u2(e.length);
-        out.u2(e.name);
-        out.u2(e.descriptor);
-        out.u2(e.index);
-    }
 }
