@@ -51,12 +51,22 @@ pub fn parse(args: impl IntoIterator<Item = String>) -> Result<Args, String> {
             "-h" | "--help" => return Err(USAGE.to_string()),
             s if s.starts_with('-') && s.len() > 1 => return Err(format!("unknown option '{s}'")),
             _ if input.is_none() => input = Some(PathBuf::from(arg)),
-            _ => return Err(format!("unexpected argument '{arg}': only one INPUT is allowed")),
+            _ => {
+                return Err(format!(
+                    "unexpected argument '{arg}': only one INPUT is allowed"
+                ))
+            }
         }
     }
     let input = input.ok_or("missing INPUT")?;
     let output = output.ok_or("missing -o OUTPUT")?;
-    Ok(Args { input, output, rules, edit, dump })
+    Ok(Args {
+        input,
+        output,
+        rules,
+        edit,
+        dump,
+    })
 }
 
 #[cfg(test)]
@@ -78,8 +88,14 @@ mod tests {
     #[test]
     fn errors_name_the_problem() {
         assert_eq!(p("in.jar").unwrap_err(), "missing -o OUTPUT");
-        assert_eq!(p("in -o out --edit foo").unwrap_err(), "unknown edit 'foo' (known: nop)");
+        assert_eq!(
+            p("in -o out --edit foo").unwrap_err(),
+            "unknown edit 'foo' (known: nop)"
+        );
         assert_eq!(p("in -o").unwrap_err(), "-o needs a value");
-        assert_eq!(p("a b -o c").unwrap_err(), "unexpected argument 'b': only one INPUT is allowed");
+        assert_eq!(
+            p("a b -o c").unwrap_err(),
+            "unexpected argument 'b': only one INPUT is allowed"
+        );
     }
 }

@@ -32,7 +32,9 @@ impl Rewriter<'_> {
         self.summary.classes += 1;
         match rewrite(bytes, self.edit, Options::default()) {
             Ok(r) => {
-                self.summary.warnings.extend(r.warnings.into_iter().map(|w| format!("{origin}: {w}")));
+                self.summary
+                    .warnings
+                    .extend(r.warnings.into_iter().map(|w| format!("{origin}: {w}")));
                 if let Some(out) = r.bytes {
                     self.summary.rewritten += 1;
                     self.summary.methods_edited += r.edited_methods as u64;
@@ -52,14 +54,18 @@ impl Rewriter<'_> {
     fn print_dump(&self, origin: &str, before: &[u8], after: &[u8]) {
         let Some(selector) = &self.dump else { return };
         let listing = |bytes: &[u8]| match ClassFile::read(bytes) {
-            Ok(c) => dump::list_methods(&c, selector).unwrap_or_else(|e| format!("  (cannot list: {e})\n")),
+            Ok(c) => dump::list_methods(&c, selector)
+                .unwrap_or_else(|e| format!("  (cannot list: {e})\n")),
             Err(e) => format!("  (cannot parse: {e})\n"),
         };
         let b = listing(before);
         if b.is_empty() {
             return;
         }
-        println!("=== {origin}: before\n{b}=== {origin}: after\n{}", listing(after));
+        println!(
+            "=== {origin}: before\n{b}=== {origin}: after\n{}",
+            listing(after)
+        );
     }
 
     /// Dispatches on the input kind.
@@ -80,7 +86,9 @@ impl Rewriter<'_> {
         walk(input, &mut files).map_err(|e| format!("{}: {e}", input.display()))?;
         files.sort();
         for file in files {
-            let relative = file.strip_prefix(input).expect("walked paths are under the input");
+            let relative = file
+                .strip_prefix(input)
+                .expect("walked paths are under the input");
             let target = output.join(relative);
             if has_extension(&file, "class") {
                 let bytes = fs::read(&file).map_err(|e| format!("{}: {e}", file.display()))?;
@@ -99,12 +107,17 @@ impl Rewriter<'_> {
 
     fn jar(&mut self, input: &Path, output: &Path) -> Result<(), String> {
         let fail = |e: &dyn std::fmt::Display| format!("{}: {e}", input.display());
-        let mut archive = zip::ZipArchive::new(fs::File::open(input).map_err(|e| fail(&e))?).map_err(|e| fail(&e))?;
+        let mut archive = zip::ZipArchive::new(fs::File::open(input).map_err(|e| fail(&e))?)
+            .map_err(|e| fail(&e))?;
         let tmp = temporary_path(output);
         let result = (|| -> Result<(), String> {
             let mut writer = zip::ZipWriter::new(fs::File::create(&tmp).map_err(|e| fail(&e))?);
             for i in 0..archive.len() {
-                let name = archive.by_index_raw(i).map_err(|e| fail(&e))?.name().to_string();
+                let name = archive
+                    .by_index_raw(i)
+                    .map_err(|e| fail(&e))?
+                    .name()
+                    .to_string();
                 if name.ends_with(".class") {
                     let mut entry = archive.by_index(i).map_err(|e| fail(&e))?;
                     let mut bytes = Vec::with_capacity(entry.size() as usize);

@@ -25,8 +25,16 @@ fn main() {
         let bytes = std::fs::read(f).unwrap();
         let checks: [(&str, Box<dyn Fn() -> instr_rewriter::Result<Vec<u8>>>, bool); 4] = [
             ("read_write", Box::new(|| read_write(&bytes)), true),
-            ("reencode", Box::new(|| reencode(&bytes, FrameMode::Relocate)), true),
-            ("rebuild", Box::new(|| reencode(&bytes, FrameMode::Rebuild)), true),
+            (
+                "reencode",
+                Box::new(|| reencode(&bytes, FrameMode::Relocate)),
+                true,
+            ),
+            (
+                "rebuild",
+                Box::new(|| reencode(&bytes, FrameMode::Rebuild)),
+                true,
+            ),
             ("nop", Box::new(|| nop_edit(&bytes)), false),
         ];
         for (k, (name, run, identical)) in checks.iter().enumerate() {
@@ -47,5 +55,12 @@ fn main() {
             }
         }
     }
-    println!("classes {} failures read_write={} reencode={} rebuild={} nop={}", files.len(), failures[0], failures[1], failures[2], failures[3]);
+    println!(
+        "classes {} failures read_write={} reencode={} rebuild={} nop={}",
+        files.len(),
+        failures[0],
+        failures[1],
+        failures[2],
+        failures[3]
+    );
 }

@@ -13,7 +13,11 @@ pub struct Cursor<'a> {
 
 impl<'a> Cursor<'a> {
     pub fn new(data: &'a [u8]) -> Self {
-        Cursor { data, pos: 0, base: 0 }
+        Cursor {
+            data,
+            pos: 0,
+            base: 0,
+        }
     }
 
     /// A cursor over `data`, which starts at absolute offset `base` in the class file.
@@ -42,7 +46,11 @@ impl<'a> Cursor<'a> {
     #[inline]
     pub fn bytes(&mut self, n: usize) -> Result<&'a [u8]> {
         if self.remaining() < n {
-            bail!(self.offset(), "unexpected end of data: need {n} bytes, {} left", self.remaining());
+            bail!(
+                self.offset(),
+                "unexpected end of data: need {n} bytes, {} left",
+                self.remaining()
+            );
         }
         let s = &self.data[self.pos..self.pos + n];
         self.pos += n;
@@ -73,7 +81,11 @@ impl<'a> Cursor<'a> {
     /// Fails unless every byte was consumed; `what` names the structure for the message.
     pub fn finish(&self, what: &str) -> Result<()> {
         if !self.is_empty() {
-            bail!(self.offset(), "{} trailing bytes after {what}", self.remaining());
+            bail!(
+                self.offset(),
+                "{} trailing bytes after {what}",
+                self.remaining()
+            );
         }
         Ok(())
     }

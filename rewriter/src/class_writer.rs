@@ -7,7 +7,12 @@ use crate::classfile::{ClassFile, Member, RawAttribute};
 use crate::pool_builder::PoolBuilder;
 
 /// Writes `class` with the pool from `pool` and, for each method index with `Some`, that new Code body.
-pub fn write_class(class: &ClassFile<'_>, pool: &PoolBuilder<'_, '_>, new_code: &[Option<&[u8]>], out: &mut Vec<u8>) {
+pub fn write_class(
+    class: &ClassFile<'_>,
+    pool: &PoolBuilder<'_, '_>,
+    new_code: &[Option<&[u8]>],
+    out: &mut Vec<u8>,
+) {
     out.u4(0xCAFE_BABE);
     out.u2(class.minor_version);
     out.u2(class.major_version);
@@ -41,7 +46,11 @@ fn write_method(class: &ClassFile<'_>, m: &Member<'_>, code: &[u8], out: &mut Ve
     out.u2(m.attributes.len() as u16);
     for a in &m.attributes {
         out.u2(a.name_index);
-        let body = if class.attribute_name(a) == names::CODE { code } else { a.data };
+        let body = if class.attribute_name(a) == names::CODE {
+            code
+        } else {
+            a.data
+        };
         out.u4(body.len() as u32);
         out.extend_from_slice(body);
     }

@@ -70,7 +70,10 @@ impl<'a> ClassFile<'a> {
         let minor_version = c.u2()?;
         let major_version = c.u2()?;
         if !(MIN_MAJOR_VERSION..=MAX_MAJOR_VERSION).contains(&major_version) {
-            bail!(6, "unsupported class file version {major_version}.{minor_version}");
+            bail!(
+                6,
+                "unsupported class file version {major_version}.{minor_version}"
+            );
         }
         let pool = ConstantPool::read(bytes, &mut c)?;
         let access = c.u2()?;
@@ -123,7 +126,11 @@ impl<'a> ClassFile<'a> {
     }
 
     /// Finds a member attribute by name.
-    pub fn member_attribute<'m>(&self, m: &'m Member<'a>, name: &[u8]) -> Option<&'m RawAttribute<'a>> {
+    pub fn member_attribute<'m>(
+        &self,
+        m: &'m Member<'a>,
+        name: &[u8],
+    ) -> Option<&'m RawAttribute<'a>> {
         m.attributes.iter().find(|a| self.attribute_name(a) == name)
     }
 }
@@ -137,7 +144,13 @@ fn read_members<'a>(bytes: &'a [u8], c: &mut Cursor<'a>) -> Result<Vec<Member<'a
         let name_index = c.u2()?;
         let descriptor_index = c.u2()?;
         let attributes = read_attributes(c)?;
-        members.push(Member { access, name_index, descriptor_index, attributes, raw: &bytes[start..c.offset()] });
+        members.push(Member {
+            access,
+            name_index,
+            descriptor_index,
+            attributes,
+            raw: &bytes[start..c.offset()],
+        });
     }
     Ok(members)
 }
@@ -150,7 +163,11 @@ pub(crate) fn read_attributes<'a>(c: &mut Cursor<'a>) -> Result<Vec<RawAttribute
         let len = c.u4()? as usize;
         let offset = c.offset();
         let data = c.bytes(len)?;
-        attributes.push(RawAttribute { name_index, data, offset });
+        attributes.push(RawAttribute {
+            name_index,
+            data,
+            offset,
+        });
     }
     Ok(attributes)
 }

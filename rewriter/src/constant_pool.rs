@@ -33,18 +33,49 @@ pub enum Constant<'a> {
     Float(u32),
     Long(i64),
     Double(u64),
-    Class { name: u16 },
-    String { value: u16 },
-    Fieldref { class: u16, name_and_type: u16 },
-    Methodref { class: u16, name_and_type: u16 },
-    InterfaceMethodref { class: u16, name_and_type: u16 },
-    NameAndType { name: u16, descriptor: u16 },
-    MethodHandle { kind: u8, reference: u16 },
-    MethodType { descriptor: u16 },
-    Dynamic { bootstrap: u16, name_and_type: u16 },
-    InvokeDynamic { bootstrap: u16, name_and_type: u16 },
-    Module { name: u16 },
-    Package { name: u16 },
+    Class {
+        name: u16,
+    },
+    String {
+        value: u16,
+    },
+    Fieldref {
+        class: u16,
+        name_and_type: u16,
+    },
+    Methodref {
+        class: u16,
+        name_and_type: u16,
+    },
+    InterfaceMethodref {
+        class: u16,
+        name_and_type: u16,
+    },
+    NameAndType {
+        name: u16,
+        descriptor: u16,
+    },
+    MethodHandle {
+        kind: u8,
+        reference: u16,
+    },
+    MethodType {
+        descriptor: u16,
+    },
+    Dynamic {
+        bootstrap: u16,
+        name_and_type: u16,
+    },
+    InvokeDynamic {
+        bootstrap: u16,
+        name_and_type: u16,
+    },
+    Module {
+        name: u16,
+    },
+    Package {
+        name: u16,
+    },
 }
 
 impl Constant<'_> {
@@ -102,7 +133,11 @@ impl<'a> ConstantPool<'a> {
             index += 1;
         }
         let raw = &class_bytes[start..cursor.offset()];
-        Ok(ConstantPool { class_bytes, offsets, raw })
+        Ok(ConstantPool {
+            class_bytes,
+            offsets,
+            raw,
+        })
     }
 
     /// `constant_pool_count`: one more than the highest index.
@@ -123,7 +158,8 @@ impl<'a> ConstantPool<'a> {
         };
         let b = self.class_bytes;
         let u2 = |k: usize| read_u2(b, at + k);
-        let u4 = |k: usize| u32::from_be_bytes([b[at + k], b[at + k + 1], b[at + k + 2], b[at + k + 3]]);
+        let u4 =
+            |k: usize| u32::from_be_bytes([b[at + k], b[at + k + 1], b[at + k + 2], b[at + k + 3]]);
         let u8_ = |k: usize| ((u4(k) as u64) << 32) | u4(k + 4) as u64;
         Ok(match b[at] {
             tag::UTF8 => Constant::Utf8(&b[at + 3..at + 3 + u2(1) as usize]),
@@ -133,14 +169,35 @@ impl<'a> ConstantPool<'a> {
             tag::DOUBLE => Constant::Double(u8_(1)),
             tag::CLASS => Constant::Class { name: u2(1) },
             tag::STRING => Constant::String { value: u2(1) },
-            tag::FIELDREF => Constant::Fieldref { class: u2(1), name_and_type: u2(3) },
-            tag::METHODREF => Constant::Methodref { class: u2(1), name_and_type: u2(3) },
-            tag::INTERFACE_METHODREF => Constant::InterfaceMethodref { class: u2(1), name_and_type: u2(3) },
-            tag::NAME_AND_TYPE => Constant::NameAndType { name: u2(1), descriptor: u2(3) },
-            tag::METHOD_HANDLE => Constant::MethodHandle { kind: b[at + 1], reference: u2(2) },
+            tag::FIELDREF => Constant::Fieldref {
+                class: u2(1),
+                name_and_type: u2(3),
+            },
+            tag::METHODREF => Constant::Methodref {
+                class: u2(1),
+                name_and_type: u2(3),
+            },
+            tag::INTERFACE_METHODREF => Constant::InterfaceMethodref {
+                class: u2(1),
+                name_and_type: u2(3),
+            },
+            tag::NAME_AND_TYPE => Constant::NameAndType {
+                name: u2(1),
+                descriptor: u2(3),
+            },
+            tag::METHOD_HANDLE => Constant::MethodHandle {
+                kind: b[at + 1],
+                reference: u2(2),
+            },
             tag::METHOD_TYPE => Constant::MethodType { descriptor: u2(1) },
-            tag::DYNAMIC => Constant::Dynamic { bootstrap: u2(1), name_and_type: u2(3) },
-            tag::INVOKE_DYNAMIC => Constant::InvokeDynamic { bootstrap: u2(1), name_and_type: u2(3) },
+            tag::DYNAMIC => Constant::Dynamic {
+                bootstrap: u2(1),
+                name_and_type: u2(3),
+            },
+            tag::INVOKE_DYNAMIC => Constant::InvokeDynamic {
+                bootstrap: u2(1),
+                name_and_type: u2(3),
+            },
             tag::MODULE => Constant::Module { name: u2(1) },
             tag::PACKAGE => Constant::Package { name: u2(1) },
             _ => unreachable!("tags were validated when the pool was read"),
@@ -159,7 +216,10 @@ impl<'a> ConstantPool<'a> {
     pub fn utf8(&self, index: u16) -> Result<&'a [u8]> {
         match self.get(index)? {
             Constant::Utf8(s) => Ok(s),
-            other => Err(Error::malformed(0, format!("constant #{index} is {other:?}, expected Utf8"))),
+            other => Err(Error::malformed(
+                0,
+                format!("constant #{index} is {other:?}, expected Utf8"),
+            )),
         }
     }
 
@@ -175,38 +235,60 @@ impl<'a> ConstantPool<'a> {
     pub fn class_name(&self, index: u16) -> Result<&'a [u8]> {
         match self.get(index)? {
             Constant::Class { name } => self.utf8(name),
-            other => Err(Error::malformed(0, format!("constant #{index} is {other:?}, expected Class"))),
+            other => Err(Error::malformed(
+                0,
+                format!("constant #{index} is {other:?}, expected Class"),
+            )),
         }
     }
 
     /// Class, name and descriptor of a Fieldref, Methodref or InterfaceMethodref.
     pub fn member_ref(&self, index: u16) -> Result<(&'a [u8], &'a [u8], &'a [u8])> {
         match self.get(index)? {
-            Constant::Fieldref { class, name_and_type }
-            | Constant::Methodref { class, name_and_type }
-            | Constant::InterfaceMethodref { class, name_and_type } => {
+            Constant::Fieldref {
+                class,
+                name_and_type,
+            }
+            | Constant::Methodref {
+                class,
+                name_and_type,
+            }
+            | Constant::InterfaceMethodref {
+                class,
+                name_and_type,
+            } => {
                 let (name, descriptor) = self.name_and_type(name_and_type)?;
                 Ok((self.class_name(class)?, name, descriptor))
             }
-            other => Err(Error::malformed(0, format!("constant #{index} is {other:?}, expected a member reference"))),
+            other => Err(Error::malformed(
+                0,
+                format!("constant #{index} is {other:?}, expected a member reference"),
+            )),
         }
     }
 
     /// Name and descriptor of a NameAndType entry.
     pub fn name_and_type(&self, index: u16) -> Result<(&'a [u8], &'a [u8])> {
         match self.get(index)? {
-            Constant::NameAndType { name, descriptor } => Ok((self.utf8(name)?, self.utf8(descriptor)?)),
-            other => Err(Error::malformed(0, format!("constant #{index} is {other:?}, expected NameAndType"))),
+            Constant::NameAndType { name, descriptor } => {
+                Ok((self.utf8(name)?, self.utf8(descriptor)?))
+            }
+            other => Err(Error::malformed(
+                0,
+                format!("constant #{index} is {other:?}, expected NameAndType"),
+            )),
         }
     }
 
     /// Name and descriptor behind an InvokeDynamic or Dynamic entry.
     pub fn dynamic(&self, index: u16) -> Result<(&'a [u8], &'a [u8])> {
         match self.get(index)? {
-            Constant::InvokeDynamic { name_and_type, .. } | Constant::Dynamic { name_and_type, .. } => {
-                self.name_and_type(name_and_type)
-            }
-            other => Err(Error::malformed(0, format!("constant #{index} is {other:?}, expected a dynamic constant"))),
+            Constant::InvokeDynamic { name_and_type, .. }
+            | Constant::Dynamic { name_and_type, .. } => self.name_and_type(name_and_type),
+            other => Err(Error::malformed(
+                0,
+                format!("constant #{index} is {other:?}, expected a dynamic constant"),
+            )),
         }
     }
 
@@ -219,31 +301,47 @@ impl<'a> ConstantPool<'a> {
             let expect = |i: u16, want: &[u8], what: &str| -> Result<()> {
                 match self.tag(i) {
                     Some(t) if want.contains(&t) => Ok(()),
-                    _ => Err(Error::malformed(at, format!("constant #{index} refers to #{i}, which is not {what}"))),
+                    _ => Err(Error::malformed(
+                        at,
+                        format!("constant #{index} refers to #{i}, which is not {what}"),
+                    )),
                 }
             };
             match self.get(index)? {
-                Constant::Class { name } | Constant::Module { name } | Constant::Package { name } => {
-                    expect(name, &[tag::UTF8], "Utf8")?
-                }
+                Constant::Class { name }
+                | Constant::Module { name }
+                | Constant::Package { name } => expect(name, &[tag::UTF8], "Utf8")?,
                 Constant::String { value } => expect(value, &[tag::UTF8], "Utf8")?,
                 Constant::MethodType { descriptor } => expect(descriptor, &[tag::UTF8], "Utf8")?,
                 Constant::NameAndType { name, descriptor } => {
                     expect(name, &[tag::UTF8], "Utf8")?;
                     expect(descriptor, &[tag::UTF8], "Utf8")?;
                 }
-                Constant::Fieldref { class, name_and_type }
-                | Constant::Methodref { class, name_and_type }
-                | Constant::InterfaceMethodref { class, name_and_type } => {
+                Constant::Fieldref {
+                    class,
+                    name_and_type,
+                }
+                | Constant::Methodref {
+                    class,
+                    name_and_type,
+                }
+                | Constant::InterfaceMethodref {
+                    class,
+                    name_and_type,
+                } => {
                     expect(class, &[tag::CLASS], "Class")?;
                     expect(name_and_type, &[tag::NAME_AND_TYPE], "NameAndType")?;
                 }
-                Constant::Dynamic { name_and_type, .. } | Constant::InvokeDynamic { name_and_type, .. } => {
+                Constant::Dynamic { name_and_type, .. }
+                | Constant::InvokeDynamic { name_and_type, .. } => {
                     expect(name_and_type, &[tag::NAME_AND_TYPE], "NameAndType")?
                 }
                 Constant::MethodHandle { kind, reference } => {
                     if !(1..=9).contains(&kind) {
-                        bail!(at, "constant #{index} has invalid method handle kind {kind}");
+                        bail!(
+                            at,
+                            "constant #{index} has invalid method handle kind {kind}"
+                        );
                     }
                     let want: &[u8] = match kind {
                         1..=4 => &[tag::FIELDREF],
@@ -273,7 +371,10 @@ mod tests {
 
     #[test]
     fn long_takes_two_slots_and_tags_are_kept() {
-        let (b, _) = pool(&[tag::LONG, 0, 0, 0, 0, 0, 0, 0, 42, tag::UTF8, 0, 1, b'x'], 4);
+        let (b, _) = pool(
+            &[tag::LONG, 0, 0, 0, 0, 0, 0, 0, 42, tag::UTF8, 0, 1, b'x'],
+            4,
+        );
         let mut c = Cursor::new(&b);
         let p = ConstantPool::read(&b, &mut c).unwrap();
         assert_eq!(p.get(1).unwrap(), Constant::Long(42));
@@ -286,6 +387,9 @@ mod tests {
     fn unknown_tag_names_the_entry() {
         let (b, _) = pool(&[21, 0, 0], 2);
         let err = ConstantPool::read(&b, &mut Cursor::new(&b)).err().unwrap();
-        assert_eq!(err.to_string(), "invalid constant pool tag 21 for entry #1 at offset 0x2");
+        assert_eq!(
+            err.to_string(),
+            "invalid constant pool tag 21 for entry #1 at offset 0x2"
+        );
     }
 }

@@ -14,9 +14,16 @@ pub struct Params<'a> {
 impl<'a> Params<'a> {
     pub fn new(descriptor: &'a [u8]) -> Result<Self> {
         if descriptor.first() != Some(&b'(') {
-            bail!(0, "method descriptor {} does not start with '('", String::from_utf8_lossy(descriptor));
+            bail!(
+                0,
+                "method descriptor {} does not start with '('",
+                String::from_utf8_lossy(descriptor)
+            );
         }
-        Ok(Params { d: descriptor, pos: 1 })
+        Ok(Params {
+            d: descriptor,
+            pos: 1,
+        })
     }
 
     /// The next parameter type, or `None` at the closing parenthesis.
@@ -39,7 +46,11 @@ impl<'a> Params<'a> {
         }
         let end = field_type_end(self.d, start)?;
         if end != self.d.len() {
-            bail!(0, "trailing characters in method descriptor {}", String::from_utf8_lossy(self.d));
+            bail!(
+                0,
+                "trailing characters in method descriptor {}",
+                String::from_utf8_lossy(self.d)
+            );
         }
         Ok(&self.d[start..end])
     }
@@ -54,7 +65,11 @@ fn field_type_end(d: &[u8], mut pos: usize) -> Result<usize> {
         Some(b'B' | b'C' | b'D' | b'F' | b'I' | b'J' | b'S' | b'Z') => Ok(pos + 1),
         Some(b'L') => match d[pos..].iter().position(|&b| b == b';') {
             Some(i) if i > 1 => Ok(pos + i + 1),
-            _ => bail!(0, "unterminated class type in descriptor {}", String::from_utf8_lossy(d)),
+            _ => bail!(
+                0,
+                "unterminated class type in descriptor {}",
+                String::from_utf8_lossy(d)
+            ),
         },
         _ => bail!(0, "invalid descriptor {}", String::from_utf8_lossy(d)),
     }
@@ -67,8 +82,14 @@ pub fn vtype_of(t: &[u8]) -> VType<'_> {
         b'F' => VType::Float,
         b'J' => VType::Long,
         b'D' => VType::Double,
-        b'L' => VType::Object(ClassRef { name: Cow::Borrowed(&t[1..t.len() - 1]), index: 0 }),
-        _ => VType::Object(ClassRef { name: Cow::Borrowed(t), index: 0 }),
+        b'L' => VType::Object(ClassRef {
+            name: Cow::Borrowed(&t[1..t.len() - 1]),
+            index: 0,
+        }),
+        _ => VType::Object(ClassRef {
+            name: Cow::Borrowed(t),
+            index: 0,
+        }),
     }
 }
 

@@ -40,7 +40,13 @@ fn list_method(class: &ClassFile<'_>, m: &Member<'_>, s: &mut String) -> Result<
         return Ok(());
     };
     let code = CodeAttribute::read(a)?;
-    let _ = writeln!(s, "  max_stack={} max_locals={} code_length={}", code.max_stack, code.max_locals, code.code.len());
+    let _ = writeln!(
+        s,
+        "  max_stack={} max_locals={} code_length={}",
+        code.max_stack,
+        code.max_locals,
+        code.code.len()
+    );
     for insn in Instructions::new(code.code, code.code_offset) {
         let insn = insn?;
         let _ = write!(s, "  {:>5}: {}", insn.pc, op::name(insn.opcode));
@@ -59,7 +65,12 @@ fn list_method(class: &ClassFile<'_>, m: &Member<'_>, s: &mut String) -> Result<
                 let _ = write!(s, " default: {} }}", insn.pc as i64 + sw.default as i64);
             }
             Shape::Wide => {
-                let _ = write!(s, " {} {}", op::name(c[pc + 1]), local_index(c, insn).unwrap_or(0));
+                let _ = write!(
+                    s,
+                    " {} {}",
+                    op::name(c[pc + 1]),
+                    local_index(c, insn).unwrap_or(0)
+                );
                 if c[pc + 1] == op::IINC {
                     let _ = write!(s, " {}", read_u2(c, pc + 4) as i16);
                 }
@@ -69,16 +80,35 @@ fn list_method(class: &ClassFile<'_>, m: &Member<'_>, s: &mut String) -> Result<
         s.push('\n');
     }
     for h in &code.exception_table {
-        let catch = if h.catch_type == 0 { "any".to_string() } else { class_text(pool, h.catch_type) };
-        let _ = writeln!(s, "  try [{}, {}) -> {} catch {}", h.start_pc, h.end_pc, h.handler_pc, catch);
+        let catch = if h.catch_type == 0 {
+            "any".to_string()
+        } else {
+            class_text(pool, h.catch_type)
+        };
+        let _ = writeln!(
+            s,
+            "  try [{}, {}) -> {} catch {}",
+            h.start_pc, h.end_pc, h.handler_pc, catch
+        );
     }
-    if let Some(smt) = code.attributes.iter().find(|a| class.attribute_name(a) == names::STACK_MAP_TABLE) {
+    if let Some(smt) = code
+        .attributes
+        .iter()
+        .find(|a| class.attribute_name(a) == names::STACK_MAP_TABLE)
+    {
         let is_static = m.access & access::STATIC != 0;
         let name = pool.utf8(m.name_index)?;
         let descriptor = pool.utf8(m.descriptor_index)?;
-        let initial = stack_map::initial_locals(class.name(), class.this_class, name, descriptor, is_static)?;
+        let initial =
+            stack_map::initial_locals(class.name(), class.this_class, name, descriptor, is_static)?;
         for f in stack_map::decode(smt.data, smt.offset, pool, &initial)? {
-            let _ = writeln!(s, "  frame {}: locals [{}] stack [{}]", f.offset, types(&f.locals), types(&f.stack));
+            let _ = writeln!(
+                s,
+                "  frame {}: locals [{}] stack [{}]",
+                f.offset,
+                types(&f.locals),
+                types(&f.stack)
+            );
         }
     }
     Ok(())
@@ -102,7 +132,9 @@ fn types(list: &[VType<'_>]) -> String {
 }
 
 fn class_text(pool: &ConstantPool<'_>, index: u16) -> String {
-    pool.class_name(index).map(|n| String::from_utf8_lossy(n).into_owned()).unwrap_or_else(|_| format!("#{index}"))
+    pool.class_name(index)
+        .map(|n| String::from_utf8_lossy(n).into_owned())
+        .unwrap_or_else(|_| format!("#{index}"))
 }
 
 fn constant_text(pool: &ConstantPool<'_>, index: u16) -> String {
@@ -113,21 +145,29 @@ fn constant_text(pool: &ConstantPool<'_>, index: u16) -> String {
         Ok(Constant::Double(v)) => format!("double {}", f64::from_bits(v)),
         Ok(Constant::String { value }) => format!("{:?}", pool.text(value)),
         Ok(Constant::Class { .. }) => format!("class {}", class_text(pool, index)),
-        Ok(Constant::Fieldref { .. } | Constant::Methodref { .. } | Constant::InterfaceMethodref { .. }) => {
-            match pool.member_ref(index) {
-                Ok((c, n, d)) => format!(
-                    "{}.{}:{}",
-                    String::from_utf8_lossy(c),
+        Ok(
+            Constant::Fieldref { .. }
+            | Constant::Methodref { .. }
+            | Constant::InterfaceMethodref { .. },
+        ) => match pool.member_ref(index) {
+            Ok((c, n, d)) => format!(
+                "{}.{}:{}",
+                String::from_utf8_lossy(c),
+                String::from_utf8_lossy(n),
+                String::from_utf8_lossy(d)
+            ),
+            Err(_) => format!("#{index}"),
+        },
+        Ok(Constant::InvokeDynamic { bootstrap, .. } | Constant::Dynamic { bootstrap, .. }) => {
+            match pool.dynamic(index) {
+                Ok((n, d)) => format!(
+                    "#{bootstrap}:{}:{}",
                     String::from_utf8_lossy(n),
                     String::from_utf8_lossy(d)
                 ),
                 Err(_) => format!("#{index}"),
             }
         }
-        Ok(Constant::InvokeDynamic { bootstrap, .. } | Constant::Dynamic { bootstrap, .. }) => match pool.dynamic(index) {
-            Ok((n, d)) => format!("#{bootstrap}:{}:{}", String::from_utf8_lossy(n), String::from_utf8_lossy(d)),
-            Err(_) => format!("#{index}"),
-        },
         Ok(other) => format!("{other:?}"),
         Err(_) => format!("#{index}"),
     }
@@ -139,10 +179,23 @@ fn operands(pool: &ConstantPool<'_>, c: &[u8], pc: usize, opcode: u8, s: &mut St
         op::BIPUSH => write!(s, " {}", c[pc + 1] as i8),
         op::SIPUSH => write!(s, " {}", u2() as i16),
         op::LDC => write!(s, " {}", constant_text(pool, c[pc + 1] as u16)),
-        op::LDC_W | op::LDC2_W | op::GETSTATIC..=op::INVOKEDYNAMIC => write!(s, " {}", constant_text(pool, u2())),
-        op::NEW | op::ANEWARRAY | op::CHECKCAST | op::INSTANCEOF => write!(s, " {}", class_text(pool, u2())),
+        op::LDC_W | op::LDC2_W | op::GETSTATIC..=op::INVOKEDYNAMIC => {
+            write!(s, " {}", constant_text(pool, u2()))
+        }
+        op::NEW | op::ANEWARRAY | op::CHECKCAST | op::INSTANCEOF => {
+            write!(s, " {}", class_text(pool, u2()))
+        }
         op::MULTIANEWARRAY => write!(s, " {} dim {}", class_text(pool, u2()), c[pc + 3]),
-        op::NEWARRAY => write!(s, " {}", ["?", "?", "?", "?", "boolean", "char", "float", "double", "byte", "short", "int", "long"].get(c[pc + 1] as usize).unwrap_or(&"?")),
+        op::NEWARRAY => write!(
+            s,
+            " {}",
+            [
+                "?", "?", "?", "?", "boolean", "char", "float", "double", "byte", "short", "int",
+                "long"
+            ]
+            .get(c[pc + 1] as usize)
+            .unwrap_or(&"?")
+        ),
         op::ILOAD..=op::ALOAD | op::ISTORE..=op::ASTORE | op::RET => write!(s, " {}", c[pc + 1]),
         op::IINC => write!(s, " {} {}", c[pc + 1], c[pc + 2] as i8),
         _ => Ok(()),

@@ -38,7 +38,12 @@ impl Error {
     }
 
     fn new(kind: ErrorKind, offset: Option<usize>, message: String) -> Self {
-        Error(Box::new(ErrorInner { message, offset, context: Vec::new(), kind }))
+        Error(Box::new(ErrorInner {
+            message,
+            offset,
+            context: Vec::new(),
+            kind,
+        }))
     }
 
     /// Adds where the error happened, for example `method foo(I)V` or `class com/foo/Bar`.

@@ -51,6 +51,13 @@ pub fn nop_edit(bytes: &[u8]) -> Result<Vec<u8>> {
 /// Decodes and re-encodes every method's code and offset tables without inserting anything.
 /// With [`FrameMode::Rebuild`] every StackMapTable is fully decoded and encoded again.
 pub fn reencode(bytes: &[u8], frames: FrameMode) -> Result<Vec<u8>> {
-    let r = rewrite(bytes, &probes::nop::NoEdit, Options { frames, force_reencode: true })?;
+    let r = rewrite(
+        bytes,
+        &probes::nop::NoEdit,
+        Options {
+            frames,
+            force_reencode: true,
+        },
+    )?;
     Ok(r.bytes.unwrap_or_else(|| bytes.to_vec()))
 }

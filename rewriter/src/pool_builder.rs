@@ -29,18 +29,33 @@ fn key_of(c: &Constant<'_>) -> Key {
         Constant::Double(v) => Key::Double(v),
         Constant::Class { name } => Key::Ref(tag::CLASS, name as u32, 0),
         Constant::String { value } => Key::Ref(tag::STRING, value as u32, 0),
-        Constant::Fieldref { class, name_and_type } => Key::Ref(tag::FIELDREF, class as u32, name_and_type),
-        Constant::Methodref { class, name_and_type } => Key::Ref(tag::METHODREF, class as u32, name_and_type),
-        Constant::InterfaceMethodref { class, name_and_type } => {
-            Key::Ref(tag::INTERFACE_METHODREF, class as u32, name_and_type)
+        Constant::Fieldref {
+            class,
+            name_and_type,
+        } => Key::Ref(tag::FIELDREF, class as u32, name_and_type),
+        Constant::Methodref {
+            class,
+            name_and_type,
+        } => Key::Ref(tag::METHODREF, class as u32, name_and_type),
+        Constant::InterfaceMethodref {
+            class,
+            name_and_type,
+        } => Key::Ref(tag::INTERFACE_METHODREF, class as u32, name_and_type),
+        Constant::NameAndType { name, descriptor } => {
+            Key::Ref(tag::NAME_AND_TYPE, name as u32, descriptor)
         }
-        Constant::NameAndType { name, descriptor } => Key::Ref(tag::NAME_AND_TYPE, name as u32, descriptor),
-        Constant::MethodHandle { kind, reference } => Key::Ref(tag::METHOD_HANDLE, kind as u32, reference),
+        Constant::MethodHandle { kind, reference } => {
+            Key::Ref(tag::METHOD_HANDLE, kind as u32, reference)
+        }
         Constant::MethodType { descriptor } => Key::Ref(tag::METHOD_TYPE, descriptor as u32, 0),
-        Constant::Dynamic { bootstrap, name_and_type } => Key::Ref(tag::DYNAMIC, bootstrap as u32, name_and_type),
-        Constant::InvokeDynamic { bootstrap, name_and_type } => {
-            Key::Ref(tag::INVOKE_DYNAMIC, bootstrap as u32, name_and_type)
-        }
+        Constant::Dynamic {
+            bootstrap,
+            name_and_type,
+        } => Key::Ref(tag::DYNAMIC, bootstrap as u32, name_and_type),
+        Constant::InvokeDynamic {
+            bootstrap,
+            name_and_type,
+        } => Key::Ref(tag::INVOKE_DYNAMIC, bootstrap as u32, name_and_type),
         Constant::Module { name } => Key::Ref(tag::MODULE, name as u32, 0),
         Constant::Package { name } => Key::Ref(tag::PACKAGE, name as u32, 0),
     }
@@ -57,7 +72,12 @@ pub struct PoolBuilder<'p, 'a> {
 
 impl<'p, 'a> PoolBuilder<'p, 'a> {
     pub fn new(original: &'p ConstantPool<'a>) -> Self {
-        PoolBuilder { original, appended: Vec::new(), next_index: original.count() as u32, index: None }
+        PoolBuilder {
+            original,
+            appended: Vec::new(),
+            next_index: original.count() as u32,
+            index: None,
+        }
     }
 
     pub fn original(&self) -> &'p ConstantPool<'a> {
@@ -140,7 +160,10 @@ impl<'p, 'a> PoolBuilder<'p, 'a> {
     pub fn methodref(&mut self, class: &str, name: &str, descriptor: &str) -> Result<u16> {
         let class = self.class(class)?;
         let name_and_type = self.name_and_type(name, descriptor)?;
-        self.find_or_add(Constant::Methodref { class, name_and_type })
+        self.find_or_add(Constant::Methodref {
+            class,
+            name_and_type,
+        })
     }
 }
 
@@ -174,7 +197,9 @@ fn encode_constant(c: &Constant<'_>, out: &mut Vec<u8>) {
             out.u2(reference);
         }
         _ => {
-            let Key::Ref(t, a, b) = key_of(c) else { unreachable!() };
+            let Key::Ref(t, a, b) = key_of(c) else {
+                unreachable!()
+            };
             out.u1(t);
             out.u2(a as u16);
             if matches!(

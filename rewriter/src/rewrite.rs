@@ -30,7 +30,12 @@ pub trait MethodEdit {
         true
     }
     /// Fills `out` with the insertions for one method; leaving it empty leaves the method as it is.
-    fn plan(&self, method: &MethodView<'_, '_>, pool: &mut PoolBuilder<'_, '_>, out: &mut Insertions) -> Result<()>;
+    fn plan(
+        &self,
+        method: &MethodView<'_, '_>,
+        pool: &mut PoolBuilder<'_, '_>,
+        out: &mut Insertions,
+    ) -> Result<()>;
 }
 
 #[derive(Clone, Copy, Debug)]
@@ -42,7 +47,10 @@ pub struct Options {
 
 impl Default for Options {
     fn default() -> Self {
-        Options { frames: FrameMode::Relocate, force_reencode: false }
+        Options {
+            frames: FrameMode::Relocate,
+            force_reencode: false,
+        }
     }
 }
 
@@ -63,7 +71,11 @@ pub fn rewrite(bytes: &[u8], edit: &dyn MethodEdit, options: Options) -> Result<
     rewrite_parsed(&class, edit, options).map_err(|e| e.within(format!("class {class_name}")))
 }
 
-fn rewrite_parsed(class: &ClassFile<'_>, edit: &dyn MethodEdit, options: Options) -> Result<Rewritten> {
+fn rewrite_parsed(
+    class: &ClassFile<'_>,
+    edit: &dyn MethodEdit,
+    options: Options,
+) -> Result<Rewritten> {
     let mut result = Rewritten::default();
     if !edit.wants_class(class) && !options.force_reencode {
         return Ok(result);
@@ -76,10 +88,18 @@ fn rewrite_parsed(class: &ClassFile<'_>, edit: &dyn MethodEdit, options: Options
     let mut specials = Vec::new();
     let mut starts: Vec<u64> = Vec::new();
     for (i, method) in class.methods.iter().enumerate() {
-        let Some(code_attr) = class.member_attribute(method, names::CODE) else { continue };
+        let Some(code_attr) = class.member_attribute(method, names::CODE) else {
+            continue;
+        };
         let name = class.pool.utf8(method.name_index)?;
         let descriptor = class.pool.utf8(method.descriptor_index)?;
-        let within = || format!("method {}{}", String::from_utf8_lossy(name), String::from_utf8_lossy(descriptor));
+        let within = || {
+            format!(
+                "method {}{}",
+                String::from_utf8_lossy(name),
+                String::from_utf8_lossy(descriptor)
+            )
+        };
         let code = CodeAttribute::read(code_attr).map_err(|e| e.within(within()))?;
         insns.clear();
         specials.clear();
@@ -96,15 +116,30 @@ fn rewrite_parsed(class: &ClassFile<'_>, edit: &dyn MethodEdit, options: Options
         if must_stay_unedited(name, descriptor, &code) {
             continue;
         }
-        let view = MethodView { class, method, name, descriptor, code: &code, insns: &insns };
+        let view = MethodView {
+            class,
+            method,
+            name,
+            descriptor,
+            code: &code,
+            insns: &insns,
+        };
         let mut ins = Insertions::new();
-        edit.plan(&view, &mut pool, &mut ins).map_err(|e| e.within(within()))?;
+        edit.plan(&view, &mut pool, &mut ins)
+            .map_err(|e| e.within(within()))?;
         ins.force = options.force_reencode;
         if ins.is_empty() {
             continue;
         }
         ins.sorted_points();
-        let input = MethodInput { class, method, code: &code, insns: &insns, specials: &specials, starts: &starts };
+        let input = MethodInput {
+            class,
+            method,
+            code: &code,
+            insns: &insns,
+            specials: &specials,
+            starts: &starts,
+        };
         let start = bodies.len();
         match write_code(&input, &ins, options.frames, &mut pool, &mut bodies) {
             Ok(()) => {
@@ -120,7 +155,10 @@ fn rewrite_parsed(class: &ClassFile<'_>, edit: &dyn MethodEdit, options: Options
     }
     if new_code.iter().any(Option::is_some) || pool.is_extended() || options.force_reencode {
         let mut out = Vec::with_capacity(class_bytes_len(class) + 256);
-        let code: Vec<Option<&[u8]>> = new_code.iter().map(|r| r.map(|(a, b)| &bodies[a..b])).collect();
+        let code: Vec<Option<&[u8]>> = new_code
+            .iter()
+            .map(|r| r.map(|(a, b)| &bodies[a..b]))
+            .collect();
         write_class(class, &pool, &code, &mut out);
         result.bytes = Some(out);
     }

@@ -8,15 +8,27 @@ use proptest::prelude::*;
 
 /// A few real classes with code, switches, frames and annotations to mutate.
 fn seeds() -> Vec<Vec<u8>> {
-    let home = corpus::jdk_homes().into_iter().next().expect("a JDK under /usr/lib/jvm");
+    let home = corpus::jdk_homes()
+        .into_iter()
+        .next()
+        .expect("a JDK under /usr/lib/jvm");
     let image = corpus::image(&home);
-    ["java/lang/Object.class", "java/lang/Character.class", "java/util/HashMap.class", "java/lang/invoke/MethodHandles.class"]
-        .iter()
-        .map(|suffix| {
-            let p = image.classes.iter().find(|p| p.to_string_lossy().ends_with(suffix)).expect(suffix);
-            std::fs::read(p).unwrap()
-        })
-        .collect()
+    [
+        "java/lang/Object.class",
+        "java/lang/Character.class",
+        "java/util/HashMap.class",
+        "java/lang/invoke/MethodHandles.class",
+    ]
+    .iter()
+    .map(|suffix| {
+        let p = image
+            .classes
+            .iter()
+            .find(|p| p.to_string_lossy().ends_with(suffix))
+            .expect(suffix);
+        std::fs::read(p).unwrap()
+    })
+    .collect()
 }
 
 fn exercise(bytes: &[u8]) {
@@ -42,8 +54,16 @@ fn errors_name_the_offset() {
     let mut b = seed.clone();
     b[10] = 99; // the first constant's tag
     let e = read_write(&b).unwrap_err();
-    assert_eq!(e.to_string(), "invalid constant pool tag 99 for entry #1 at offset 0xa");
-    assert_eq!(read_write(&b"\xca\xfe\xba\xbf"[..]).unwrap_err().to_string(), "not a class file: bad magic number at offset 0x0");
+    assert_eq!(
+        e.to_string(),
+        "invalid constant pool tag 99 for entry #1 at offset 0xa"
+    );
+    assert_eq!(
+        read_write(&b"\xca\xfe\xba\xbf"[..])
+            .unwrap_err()
+            .to_string(),
+        "not a class file: bad magic number at offset 0x0"
+    );
 }
 
 proptest! {

@@ -9,10 +9,18 @@ use instr_rewriter::{nop_edit, read_write, reencode, FrameMode};
 #[test]
 fn every_jdk_class_round_trips_byte_identical() {
     let homes = corpus::jdk_homes();
-    assert!(!homes.is_empty(), "no JDK with a runtime image under /usr/lib/jvm");
+    assert!(
+        !homes.is_empty(),
+        "no JDK with a runtime image under /usr/lib/jvm"
+    );
     for home in homes {
         let image = corpus::image(&home);
-        assert!(image.classes.len() > 10_000, "{}: only {} classes extracted", image.jdk, image.classes.len());
+        assert!(
+            image.classes.len() > 10_000,
+            "{}: only {} classes extracted",
+            image.jdk,
+            image.classes.len()
+        );
         let mut failures = Vec::new();
         let mut edited = 0usize;
         for path in &image.classes {
@@ -34,8 +42,22 @@ fn every_jdk_class_round_trips_byte_identical() {
                 Err(e) => failures.push(format!("nop: {}: {e}", path.display())),
             }
         }
-        println!("{}: {} classes round-tripped, {} changed by the nop edit", image.jdk, image.classes.len(), edited);
-        assert!(failures.is_empty(), "{}: {} failures, first: {:#?}", image.jdk, failures.len(), &failures[..failures.len().min(10)]);
-        assert!(edited > image.classes.len() / 2, "the nop edit changed too few classes: {edited}");
+        println!(
+            "{}: {} classes round-tripped, {} changed by the nop edit",
+            image.jdk,
+            image.classes.len(),
+            edited
+        );
+        assert!(
+            failures.is_empty(),
+            "{}: {} failures, first: {:#?}",
+            image.jdk,
+            failures.len(),
+            &failures[..failures.len().min(10)]
+        );
+        assert!(
+            edited > image.classes.len() / 2,
+            "the nop edit changed too few classes: {edited}"
+        );
     }
 }

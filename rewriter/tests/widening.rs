@@ -13,7 +13,12 @@ use instr_rewriter::{dump, rewrite, MethodEdit, MethodView, Options};
 struct NopEverywhere;
 
 impl MethodEdit for NopEverywhere {
-    fn plan(&self, m: &MethodView<'_, '_>, _: &mut PoolBuilder<'_, '_>, out: &mut Insertions) -> instr_rewriter::Result<()> {
+    fn plan(
+        &self,
+        m: &MethodView<'_, '_>,
+        _: &mut PoolBuilder<'_, '_>,
+        out: &mut Insertions,
+    ) -> instr_rewriter::Result<()> {
         for insn in m.insns {
             out.before(insn.pc, &[op::NOP, op::NOP]);
         }
@@ -61,7 +66,15 @@ fn pool() -> Vec<u8> {
     p
 }
 
-fn method(out: &mut Vec<u8>, name: u16, descriptor: u16, max_stack: u16, max_locals: u16, code: &[u8], frames: Option<&[u8]>) {
+fn method(
+    out: &mut Vec<u8>,
+    name: u16,
+    descriptor: u16,
+    max_stack: u16,
+    max_locals: u16,
+    code: &[u8],
+    frames: Option<&[u8]>,
+) {
     u2(out, 0x0009); // public static
     u2(out, name);
     u2(out, descriptor);
@@ -144,8 +157,33 @@ fn class(major: u16) -> Vec<u8> {
     let old = major < 50;
     u2(&mut b, if old { 3 } else { 2 });
     let (f, frames) = f_code();
-    method(&mut b, 5, 6, 2, 2, &f, if old { None } else { Some(&frames) });
-    let main = [op::ICONST_0, op::INVOKESTATIC, 0, 8, op::BIPUSH, 10, op::IMUL, op::ICONST_5, op::INVOKESTATIC, 0, 8, op::IADD, op::INVOKESTATIC, 0, 14, op::RETURN];
+    method(
+        &mut b,
+        5,
+        6,
+        2,
+        2,
+        &f,
+        if old { None } else { Some(&frames) },
+    );
+    let main = [
+        op::ICONST_0,
+        op::INVOKESTATIC,
+        0,
+        8,
+        op::BIPUSH,
+        10,
+        op::IMUL,
+        op::ICONST_5,
+        op::INVOKESTATIC,
+        0,
+        8,
+        op::IADD,
+        op::INVOKESTATIC,
+        0,
+        14,
+        op::RETURN,
+    ];
     let mut main = main.to_vec();
     if old {
         main.splice(0..0, [op::INVOKESTATIC, 0, 22]);
@@ -159,7 +197,12 @@ fn class(major: u16) -> Vec<u8> {
 fn run_everywhere(dir: &std::path::Path) {
     for home in corpus::jdk_homes() {
         let out = std::process::Command::new(home.join("bin/java"))
-            .args(["-Xverify:all", "-XX:+UnlockDiagnosticVMOptions", "-XX:+BytecodeVerificationLocal", "-cp"])
+            .args([
+                "-Xverify:all",
+                "-XX:+UnlockDiagnosticVMOptions",
+                "-XX:+BytecodeVerificationLocal",
+                "-cp",
+            ])
             .arg(dir)
             .arg("W")
             .output()
@@ -182,13 +225,28 @@ fn widened_branches_verify_and_run() {
         assert!(r.warnings.is_empty(), "{:?}", r.warnings);
         let c = ClassFile::read(&bytes).unwrap();
         let listing = dump::list_methods(&c, "*").unwrap();
-        assert!(listing.contains("ifgt"), "ifle was not inverted:\n{}", &listing[..2000.min(listing.len())]);
-        assert!(listing.matches("goto_w").count() >= 2 || (major < 50 && listing.contains("goto_w")), "far gotos were not widened");
+        assert!(
+            listing.contains("ifgt"),
+            "ifle was not inverted:\n{}",
+            &listing[..2000.min(listing.len())]
+        );
+        assert!(
+            listing.matches("goto_w").count() >= 2 || (major < 50 && listing.contains("goto_w")),
+            "far gotos were not widened"
+        );
         if major < 50 {
             assert!(listing.contains("jsr_w"), "jsr was not widened");
         } else {
             // the fall-through of the inverted branch got a frame with the two int locals
-            assert!(listing.contains("locals [int, int] stack []"), "{}", listing.lines().filter(|l| l.contains("frame")).collect::<Vec<_>>().join("\n"));
+            assert!(
+                listing.contains("locals [int, int] stack []"),
+                "{}",
+                listing
+                    .lines()
+                    .filter(|l| l.contains("frame"))
+                    .collect::<Vec<_>>()
+                    .join("\n")
+            );
         }
         std::fs::write(dir.path().join("W.class"), &bytes).unwrap();
         run_everywhere(dir.path());
@@ -201,7 +259,12 @@ fn a_method_that_would_exceed_64k_is_left_unedited_with_a_warning() {
     // f is ~12 KB; six times that exceeds the limit, while main and the class as a whole are still edited.
     struct Bloat;
     impl MethodEdit for Bloat {
-        fn plan(&self, m: &MethodView<'_, '_>, _: &mut PoolBuilder<'_, '_>, out: &mut Insertions) -> instr_rewriter::Result<()> {
+        fn plan(
+            &self,
+            m: &MethodView<'_, '_>,
+            _: &mut PoolBuilder<'_, '_>,
+            out: &mut Insertions,
+        ) -> instr_rewriter::Result<()> {
             for insn in m.insns {
                 out.before(insn.pc, &[op::NOP; 5]);
             }
@@ -211,7 +274,11 @@ fn a_method_that_would_exceed_64k_is_left_unedited_with_a_warning() {
     let r = rewrite(&original, &Bloat, Options::default()).unwrap();
     assert_eq!(r.edited_methods, 1, "main is still edited");
     assert_eq!(r.warnings.len(), 1);
-    assert!(r.warnings[0].contains("65535") && r.warnings[0].contains("method f(I)I"), "{}", r.warnings[0]);
+    assert!(
+        r.warnings[0].contains("65535") && r.warnings[0].contains("method f(I)I"),
+        "{}",
+        r.warnings[0]
+    );
     let dir = tempfile::tempdir().unwrap();
     std::fs::write(dir.path().join("W.class"), r.bytes.unwrap()).unwrap();
     run_everywhere(dir.path());

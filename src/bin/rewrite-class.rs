@@ -25,7 +25,11 @@ fn main() -> ExitCode {
         EditChoice::Nop => &NopEdit,
         EditChoice::Rules => &NoEdit,
     };
-    let mut rewriter = Rewriter { edit, dump: args.dump.clone(), summary: Default::default() };
+    let mut rewriter = Rewriter {
+        edit,
+        dump: args.dump.clone(),
+        summary: Default::default(),
+    };
     let result = rewriter.path(&args.input, &args.output);
     let s = &rewriter.summary;
     for w in &s.warnings {
@@ -56,8 +60,16 @@ fn main() -> ExitCode {
 /// Until the probes land, a rules file may only select nothing: empty or comments only.
 fn check_rules(path: &std::path::Path) -> Result<(), String> {
     let text = std::fs::read_to_string(path).map_err(|e| format!("{}: {e}", path.display()))?;
-    match text.lines().enumerate().find(|(_, l)| !l.trim().is_empty() && !l.trim_start().starts_with('#')) {
+    match text
+        .lines()
+        .enumerate()
+        .find(|(_, l)| !l.trim().is_empty() && !l.trim_start().starts_with('#'))
+    {
         None => Ok(()),
-        Some((n, _)) => Err(format!("{}:{}: rules that select methods are not supported yet", path.display(), n + 1)),
+        Some((n, _)) => Err(format!(
+            "{}:{}: rules that select methods are not supported yet",
+            path.display(),
+            n + 1
+        )),
     }
 }

@@ -31,7 +31,10 @@ impl<'a> CodeAttribute<'a> {
         let max_locals = c.u2()?;
         let code_length = c.u4()? as usize;
         if code_length == 0 || code_length > 65535 {
-            bail!(c.offset() - 4, "code_length {code_length} is not in 1..=65535");
+            bail!(
+                c.offset() - 4,
+                "code_length {code_length} is not in 1..=65535"
+            );
         }
         let code_offset = c.offset();
         let code = c.bytes(code_length)?;
@@ -39,14 +42,35 @@ impl<'a> CodeAttribute<'a> {
         let mut exception_table = Vec::with_capacity(n);
         for _ in 0..n {
             let at = c.offset();
-            let h = ExceptionHandler { start_pc: c.u2()?, end_pc: c.u2()?, handler_pc: c.u2()?, catch_type: c.u2()? };
-            if h.start_pc >= h.end_pc || h.end_pc as usize > code_length || h.handler_pc as usize >= code_length {
-                bail!(at, "exception table entry [{}, {}) -> {} is out of range", h.start_pc, h.end_pc, h.handler_pc);
+            let h = ExceptionHandler {
+                start_pc: c.u2()?,
+                end_pc: c.u2()?,
+                handler_pc: c.u2()?,
+                catch_type: c.u2()?,
+            };
+            if h.start_pc >= h.end_pc
+                || h.end_pc as usize > code_length
+                || h.handler_pc as usize >= code_length
+            {
+                bail!(
+                    at,
+                    "exception table entry [{}, {}) -> {} is out of range",
+                    h.start_pc,
+                    h.end_pc,
+                    h.handler_pc
+                );
             }
             exception_table.push(h);
         }
         let attributes = read_attributes(&mut c)?;
         c.finish("the Code attribute")?;
-        Ok(CodeAttribute { max_stack, max_locals, code, code_offset, exception_table, attributes })
+        Ok(CodeAttribute {
+            max_stack,
+            max_locals,
+            code,
+            code_offset,
+            exception_table,
+            attributes,
+        })
     }
 }

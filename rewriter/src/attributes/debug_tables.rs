@@ -26,19 +26,27 @@ pub fn read_line_numbers(a: &RawAttribute<'_>) -> Result<Vec<LineNumber>> {
     let n = c.u2()? as usize;
     let mut v = Vec::with_capacity(n);
     for _ in 0..n {
-        v.push(LineNumber { start_pc: c.u2()?, line: c.u2()? });
+        v.push(LineNumber {
+            start_pc: c.u2()?,
+            line: c.u2()?,
+        });
     }
     c.finish("LineNumberTable")?;
     Ok(v)
 }
-
 
 pub fn read_local_variables(a: &RawAttribute<'_>) -> Result<Vec<LocalVariable>> {
     let mut c = Cursor::at(a.data, a.offset);
     let n = c.u2()? as usize;
     let mut v = Vec::with_capacity(n);
     for _ in 0..n {
-        v.push(LocalVariable { start_pc: c.u2()?, length: c.u2()?, name: c.u2()?, descriptor: c.u2()?, index: c.u2()? });
+        v.push(LocalVariable {
+            start_pc: c.u2()?,
+            length: c.u2()?,
+            name: c.u2()?,
+            descriptor: c.u2()?,
+            index: c.u2()?,
+        });
     }
     c.finish("LocalVariableTable")?;
     Ok(v)

@@ -81,8 +81,14 @@ fn read_vtype<'a>(c: &mut Cursor<'_>, pool: &ConstantPool<'a>) -> Result<VType<'
         7 => {
             let index = c.u2()?;
             match pool.class_name(index) {
-                Ok(name) => VType::Object(ClassRef { name: Cow::Borrowed(name), index }),
-                Err(_) => bail!(at, "stack map Object type refers to #{index}, which is not a Class"),
+                Ok(name) => VType::Object(ClassRef {
+                    name: Cow::Borrowed(name),
+                    index,
+                }),
+                Err(_) => bail!(
+                    at,
+                    "stack map Object type refers to #{index}, which is not a Class"
+                ),
             }
         }
         8 => VType::Uninitialized(c.u2()?),
@@ -110,7 +116,11 @@ fn write_vtype(t: &VType<'_>, out: &mut Vec<u8>, pool: &mut PoolBuilder<'_, '_>)
         VType::UninitializedThis => out.u1(6),
         VType::Object(class) => {
             out.u1(7);
-            let index = if class.index != 0 { class.index } else { pool.class_bytes(&class.name)? };
+            let index = if class.index != 0 {
+                class.index
+            } else {
+                pool.class_bytes(&class.name)?
+            };
             out.u2(index);
         }
         VType::Uninitialized(offset) => {
@@ -282,7 +292,11 @@ pub fn decode<'a>(
             248..=250 => {
                 let k = 251 - frame_type;
                 if (k as usize) > locals.len() {
-                    bail!(at, "chop frame removes {k} locals but only {} exist", locals.len());
+                    bail!(
+                        at,
+                        "chop frame removes {k} locals but only {} exist",
+                        locals.len()
+                    );
                 }
                 locals.truncate(locals.len() - k as usize);
                 (c.u2()? as u32, FrameKind::Chop(k))
@@ -311,7 +325,12 @@ pub fn decode<'a>(
         };
         let offset = prev + 1 + delta as i64;
         prev = offset;
-        frames.push(Frame { offset: offset as u32, locals: locals.clone(), stack, kind: Some(kind) });
+        frames.push(Frame {
+            offset: offset as u32,
+            locals: locals.clone(),
+            stack,
+            kind: Some(kind),
+        });
     }
     c.finish("StackMapTable")?;
     Ok(frames)
@@ -341,15 +360,27 @@ fn kind_fits(kind: FrameKind, prev: &[VType<'_>], frame: &Frame<'_>, delta: u32)
 
 /// The most compact encoding of `frame` after `prev`.
 fn compact_kind(prev: &[VType<'_>], frame: &Frame<'_>, delta: u32) -> FrameKind {
-    let mut candidates = vec![FrameKind::Same, FrameKind::SameExtended, FrameKind::SameLocals1, FrameKind::SameLocals1Extended];
+    let mut candidates = vec![
+        FrameKind::Same,
+        FrameKind::SameExtended,
+        FrameKind::SameLocals1,
+        FrameKind::SameLocals1Extended,
+    ];
     if frame.locals.len() < prev.len() {
-        candidates.push(FrameKind::Chop((prev.len() - frame.locals.len()).min(4) as u8));
+        candidates.push(FrameKind::Chop(
+            (prev.len() - frame.locals.len()).min(4) as u8
+        ));
     } else if frame.locals.len() > prev.len() {
-        candidates.push(FrameKind::Append((frame.locals.len() - prev.len()).min(4) as u8));
+        candidates.push(FrameKind::Append(
+            (frame.locals.len() - prev.len()).min(4) as u8
+        ));
     }
     candidates
         .into_iter()
-        .find(|&k| !matches!(k, FrameKind::Chop(4) | FrameKind::Append(4)) && kind_fits(k, prev, frame, delta))
+        .find(|&k| {
+            !matches!(k, FrameKind::Chop(4) | FrameKind::Append(4))
+                && kind_fits(k, prev, frame, delta)
+        })
         .unwrap_or(FrameKind::Full)
 }
 
@@ -369,8 +400,14 @@ pub fn encode(
         prev_offset = frame.offset as i64;
         let kind = match frame.kind {
             Some(k) if kind_fits(k, prev_locals, frame, delta) => k,
-            Some(FrameKind::Same) if kind_fits(FrameKind::SameExtended, prev_locals, frame, delta) => FrameKind::SameExtended,
-            Some(FrameKind::SameLocals1) if kind_fits(FrameKind::SameLocals1Extended, prev_locals, frame, delta) => {
+            Some(FrameKind::Same)
+                if kind_fits(FrameKind::SameExtended, prev_locals, frame, delta) =>
+            {
+                FrameKind::SameExtended
+            }
+            Some(FrameKind::SameLocals1)
+                if kind_fits(FrameKind::SameLocals1Extended, prev_locals, frame, delta) =>
+            {
                 FrameKind::SameLocals1Extended
             }
             _ => compact_kind(prev_locals, frame, delta),
@@ -433,7 +470,10 @@ pub fn initial_locals<'a>(
         if method_name == b"<init>" && class_name != b"java/lang/Object" {
             locals.push(VType::UninitializedThis);
         } else {
-            locals.push(VType::Object(ClassRef { name: Cow::Borrowed(class_name), index: this_index }));
+            locals.push(VType::Object(ClassRef {
+                name: Cow::Borrowed(class_name),
+                index: this_index,
+            }));
         }
     }
     let mut d = crate::descriptor::Params::new(descriptor)?;

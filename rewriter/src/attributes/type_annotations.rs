@@ -13,7 +13,12 @@ pub trait OffsetMap {
 }
 
 /// Copies a Code-level type annotations attribute body with every offset remapped.
-pub fn relocate(data: &[u8], base: usize, map: &mut impl OffsetMap, out: &mut Vec<u8>) -> Result<()> {
+pub fn relocate(
+    data: &[u8],
+    base: usize,
+    map: &mut impl OffsetMap,
+    out: &mut Vec<u8>,
+) -> Result<()> {
     let mut c = Cursor::at(data, base);
     let n = c.u2()?;
     out.u2(n);
@@ -41,7 +46,10 @@ pub fn relocate(data: &[u8], base: usize, map: &mut impl OffsetMap, out: &mut Ve
                 out.u2(map.instruction(c.u2()? as u32)? as u16);
                 out.u1(c.u1()?);
             }
-            other => bail!(at, "type annotation target {other:#04x} is not valid on a Code attribute"),
+            other => bail!(
+                at,
+                "type annotation target {other:#04x} is not valid on a Code attribute"
+            ),
         }
         let start = c.position();
         let path_length = c.u1()? as usize;

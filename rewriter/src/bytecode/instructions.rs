@@ -39,7 +39,10 @@ pub fn instruction_length(code: &[u8], pc: usize, base: usize) -> Result<usize> 
         Shape::Wide => match code.get(pc + 1) {
             Some(&op::IINC) => 6,
             Some(&(op::ILOAD..=op::ALOAD)) | Some(&(op::ISTORE..=op::ASTORE)) | Some(&op::RET) => 4,
-            Some(other) => bail!(base + pc, "wide cannot modify opcode {other:#04x} at pc {pc}"),
+            Some(other) => bail!(
+                base + pc,
+                "wide cannot modify opcode {other:#04x} at pc {pc}"
+            ),
             None => bail!(base + pc, "truncated wide instruction at pc {pc}"),
         },
         Shape::TableSwitch | Shape::LookupSwitch => {
@@ -52,7 +55,10 @@ pub fn instruction_length(code: &[u8], pc: usize, base: usize) -> Result<usize> 
                 let low = read_i4(code, operands + 4) as i64;
                 let high = read_i4(code, operands + 8) as i64;
                 if high < low {
-                    bail!(base + pc, "tableswitch at pc {pc} has high {high} < low {low}");
+                    bail!(
+                        base + pc,
+                        "tableswitch at pc {pc} has high {high} < low {low}"
+                    );
                 }
                 12 + 4 * (high - low + 1)
             } else {
@@ -99,14 +105,25 @@ impl Iterator for Instructions<'_> {
         let opcode = self.code[pc];
         let fixed = op::TABLE[opcode as usize].1 as usize;
         // Most instructions have a fixed length and a valid opcode: no need for the general path.
-        if fixed != 0 && op::TABLE[opcode as usize].2 != Shape::Invalid && pc + fixed <= self.code.len() {
+        if fixed != 0
+            && op::TABLE[opcode as usize].2 != Shape::Invalid
+            && pc + fixed <= self.code.len()
+        {
             self.pc += fixed;
-            return Some(Ok(Instruction { pc: pc as u32, opcode, len: fixed as u32 }));
+            return Some(Ok(Instruction {
+                pc: pc as u32,
+                opcode,
+                len: fixed as u32,
+            }));
         }
         Some(match instruction_length(self.code, pc, self.base) {
             Ok(len) => {
                 self.pc += len;
-                Ok(Instruction { pc: pc as u32, opcode: self.code[pc], len: len as u32 })
+                Ok(Instruction {
+                    pc: pc as u32,
+                    opcode: self.code[pc],
+                    len: len as u32,
+                })
             }
             Err(e) => {
                 self.pc = self.code.len();
@@ -136,11 +153,26 @@ pub fn read_switch(code: &[u8], pc: u32) -> Switch {
         let cases = (0..=(high as i64 - low as i64) as usize)
             .map(|i| (low.wrapping_add(i as i32), read_i4(code, at + 12 + 4 * i)))
             .collect();
-        Switch { default, range: Some((low, high)), cases }
+        Switch {
+            default,
+            range: Some((low, high)),
+            cases,
+        }
     } else {
         let n = read_i4(code, at + 4) as usize;
-        let cases = (0..n).map(|i| (read_i4(code, at + 8 + 8 * i), read_i4(code, at + 12 + 8 * i))).collect();
-        Switch { default, range: None, cases }
+        let cases = (0..n)
+            .map(|i| {
+                (
+                    read_i4(code, at + 8 + 8 * i),
+                    read_i4(code, at + 12 + 8 * i),
+                )
+            })
+            .collect();
+        Switch {
+            default,
+            range: None,
+            cases,
+        }
     }
 }
 
@@ -149,7 +181,9 @@ pub fn local_index(code: &[u8], insn: Instruction) -> Option<u16> {
     let pc = insn.pc as usize;
     match insn.opcode {
         op::WIDE => Some(read_u2(code, pc + 2)),
-        op::ILOAD..=op::ALOAD | op::ISTORE..=op::ASTORE | op::RET | op::IINC => Some(code[pc + 1] as u16),
+        op::ILOAD..=op::ALOAD | op::ISTORE..=op::ASTORE | op::RET | op::IINC => {
+            Some(code[pc + 1] as u16)
+        }
         op::ILOAD_0..=op::ALOAD_3 => Some(((insn.opcode - op::ILOAD_0) % 4) as u16),
         op::ISTORE_0..=op::ASTORE_3 => Some(((insn.opcode - op::ISTORE_0) % 4) as u16),
         _ => None,
@@ -177,15 +211,34 @@ mod tests {
         }
         code.push(op::RETURN);
         let insns: Vec<_> = Instructions::new(&code, 0).map(|i| i.unwrap()).collect();
-        assert_eq!(insns.iter().map(|i| (i.pc, i.len)).collect::<Vec<_>>(), [(0, 6), (6, 1), (7, 17), (24, 1)]);
+        assert_eq!(
+            insns.iter().map(|i| (i.pc, i.len)).collect::<Vec<_>>(),
+            [(0, 6), (6, 1), (7, 17), (24, 1)]
+        );
         assert_eq!(local_index(&code, insns[0]), Some(300));
         let s = read_switch(&code, 7);
-        assert_eq!((s.default, s.range, s.cases), (20, Some((0, 0)), vec![(0, 20)]));
+        assert_eq!(
+            (s.default, s.range, s.cases),
+            (20, Some((0, 0)), vec![(0, 20)])
+        );
     }
 
     #[test]
     fn truncated_switch_is_an_error_not_a_panic() {
-        let code = [op::LOOKUPSWITCH, 0, 0, 0, 0, 0, 0, 0, 0x7f, 0xff, 0xff, 0xff];
+        let code = [
+            op::LOOKUPSWITCH,
+            0,
+            0,
+            0,
+            0,
+            0,
+            0,
+            0,
+            0x7f,
+            0xff,
+            0xff,
+            0xff,
+        ];
         assert!(instruction_length(&code, 0, 0).is_err());
     }
 }

@@ -55,7 +55,12 @@ impl Insertions {
     fn push(&mut self, pc: u32, place: Place, code: &[u8]) {
         let start = self.bytes.len() as u32;
         self.bytes.extend_from_slice(code);
-        self.points.push(Point { pc, place, start, end: self.bytes.len() as u32 });
+        self.points.push(Point {
+            pc,
+            place,
+            start,
+            end: self.bytes.len() as u32,
+        });
     }
 
     /// Declares that the inserted code needs up to `words` operand-stack words above what is already there.
@@ -73,7 +78,11 @@ impl Insertions {
     }
 
     pub(crate) fn sorted_points(&mut self) {
-        if !self.points.windows(2).all(|w| (w[0].pc, w[0].place) <= (w[1].pc, w[1].place)) {
+        if !self
+            .points
+            .windows(2)
+            .all(|w| (w[0].pc, w[0].place) <= (w[1].pc, w[1].place))
+        {
             self.points.sort_by_key(|p| (p.pc, p.place));
         }
     }

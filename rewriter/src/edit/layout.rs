@@ -50,15 +50,23 @@ impl<'i> Layout<'i> {
         starts: &[u64],
         ins: &Insertions,
     ) -> Result<Layout<'i>> {
-        let mut layout =
-            Layout { insns, starts: starts.to_vec(), code_len: code.len() as u32, events: Vec::new(), end_shift: 0, code_length: 0 };
+        let mut layout = Layout {
+            insns,
+            starts: starts.to_vec(),
+            code_len: code.len() as u32,
+            events: Vec::new(),
+            end_shift: 0,
+            code_length: 0,
+        };
         layout.collect_events(code, base, specials, ins)?;
         loop {
             layout.place(ins.entry.len() as i64);
             let mut grew = false;
             for k in 0..layout.events.len() {
                 let e = &layout.events[k];
-                let Some(target) = e.short_target else { continue };
+                let Some(target) = e.short_target else {
+                    continue;
+                };
                 if e.widened {
                     continue;
                 }
@@ -81,11 +89,22 @@ impl<'i> Layout<'i> {
     /// Builds the event list from the insertion points and `specials` (indexes of the instructions whose
     /// encoding depends on position: branches and switches), checking every target on the way. Only those
     /// instructions are visited, never the whole method.
-    fn collect_events(&mut self, code: &[u8], base: usize, specials: &[u32], ins: &Insertions) -> Result<()> {
+    fn collect_events(
+        &mut self,
+        code: &[u8],
+        base: usize,
+        specials: &[u32],
+        ins: &Insertions,
+    ) -> Result<()> {
         let target_of = |layout: &Self, insn: &Instruction, offset: i32| -> Result<u32> {
             let t = insn.pc as i64 + offset as i64;
             if t < 0 || !layout.starts_instruction(t as u32) {
-                bail!(base + insn.pc as usize, "{} at pc {} jumps to {t}, which is not an instruction", op::name(insn.opcode), insn.pc);
+                bail!(
+                    base + insn.pc as usize,
+                    "{} at pc {} jumps to {t}, which is not an instruction",
+                    op::name(insn.opcode),
+                    insn.pc
+                );
             }
             Ok(t as u32)
         };
@@ -95,7 +114,9 @@ impl<'i> Layout<'i> {
         let mut cursor = 0usize;
         self.events.reserve(specials.len() + points.len());
         while p < points.len() || s < specials.len() {
-            let special_pc = specials.get(s).map_or(u32::MAX, |&i| self.insns[i as usize].pc);
+            let special_pc = specials
+                .get(s)
+                .map_or(u32::MAX, |&i| self.insns[i as usize].pc);
             let pc = points.get(p).map_or(special_pc, |pt| pt.pc.min(special_pc));
             let i = if pc == special_pc {
                 s += 1;
@@ -115,15 +136,27 @@ impl<'i> Layout<'i> {
                 }
             };
             let insn = self.insns[i];
-            let mut event =
-                Event { pc, insn: i, before_len: 0, after_len: 0, short_target: None, widened: false, shift: 0, growth: 0 };
+            let mut event = Event {
+                pc,
+                insn: i,
+                before_len: 0,
+                after_len: 0,
+                short_target: None,
+                widened: false,
+                shift: 0,
+                growth: 0,
+            };
             while p < points.len() && points[p].pc == pc {
                 let len = points[p].end - points[p].start;
                 match points[p].place {
                     Place::Before => event.before_len += len,
                     Place::After => {
                         if op::ends_flow(insn.opcode) || op::shape(insn.opcode) != Shape::Plain {
-                            bail!(base, "cannot insert code after {} at pc {pc}", op::name(insn.opcode));
+                            bail!(
+                                base,
+                                "cannot insert code after {} at pc {pc}",
+                                op::name(insn.opcode)
+                            );
                         }
                         event.after_len += len;
                     }
@@ -131,7 +164,9 @@ impl<'i> Layout<'i> {
                 p += 1;
             }
             match op::shape(insn.opcode) {
-                Shape::Branch16 => event.short_target = Some(target_of(self, &insn, branch_offset(code, insn))?),
+                Shape::Branch16 => {
+                    event.short_target = Some(target_of(self, &insn, branch_offset(code, insn))?)
+                }
                 Shape::Branch32 => {
                     target_of(self, &insn, branch_offset(code, insn))?;
                 }

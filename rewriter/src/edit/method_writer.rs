@@ -45,14 +45,24 @@ pub fn write_code(
     out: &mut Vec<u8>,
 ) -> Result<()> {
     let code = m.code;
-    let layout = Layout::compute(code.code, code.code_offset, m.insns, m.specials, m.starts, ins)?;
+    let layout = Layout::compute(
+        code.code,
+        code.code_offset,
+        m.insns,
+        m.specials,
+        m.starts,
+        ins,
+    )?;
     if layout.code_length > 65535 {
         return Err(Error::unsupported(format!(
             "method would grow to {} bytes, over the 65535-byte limit; left unedited",
             layout.code_length
         )));
     }
-    let max_stack = code.max_stack.checked_add(ins.extra_stack).ok_or_else(|| Error::unsupported("max_stack overflow"))?;
+    let max_stack = code
+        .max_stack
+        .checked_add(ins.extra_stack)
+        .ok_or_else(|| Error::unsupported("max_stack overflow"))?;
     out.u2(max_stack);
     out.u2(code.max_locals);
     out.u4(layout.code_length);
@@ -64,7 +74,10 @@ pub fn write_code(
     for h in &code.exception_table {
         for pc in [h.start_pc, h.end_pc, h.handler_pc] {
             if !layout.is_boundary(pc as u32) {
-                bail!(code.code_offset, "exception table names pc {pc}, which is not an instruction");
+                bail!(
+                    code.code_offset,
+                    "exception table names pc {pc}, which is not an instruction"
+                );
             }
         }
         out.u2(layout.target(h.start_pc as u32) as u16);
@@ -97,8 +110,14 @@ pub fn write_code(
             relocate_line_numbers(a, &layout, out)?;
         } else if name == names::LOCAL_VARIABLE_TABLE || name == names::LOCAL_VARIABLE_TYPE_TABLE {
             relocate_local_variables(a, &layout, out)?;
-        } else if name == names::RUNTIME_VISIBLE_TYPE_ANNOTATIONS || name == names::RUNTIME_INVISIBLE_TYPE_ANNOTATIONS {
-            let mut map = AnnotationOffsets { layout: &layout, code: code.code, base: a.offset };
+        } else if name == names::RUNTIME_VISIBLE_TYPE_ANNOTATIONS
+            || name == names::RUNTIME_INVISIBLE_TYPE_ANNOTATIONS
+        {
+            let mut map = AnnotationOffsets {
+                layout: &layout,
+                code: code.code,
+                base: a.offset,
+            };
             type_annotations::relocate(a.data, a.offset, &mut map, out)?;
         } else {
             out.extend_from_slice(a.data);
@@ -110,7 +129,11 @@ pub fn write_code(
 }
 
 /// Streams a LineNumberTable with its start offsets mapped.
-fn relocate_line_numbers(a: &RawAttribute<'_>, layout: &Layout<'_>, out: &mut Vec<u8>) -> Result<()> {
+fn relocate_line_numbers(
+    a: &RawAttribute<'_>,
+    layout: &Layout<'_>,
+    out: &mut Vec<u8>,
+) -> Result<()> {
     let mut c = Cursor::at(a.data, a.offset);
     let n = c.u2()?;
     out.u2(n);
@@ -123,7 +146,11 @@ fn relocate_line_numbers(a: &RawAttribute<'_>, layout: &Layout<'_>, out: &mut Ve
 }
 
 /// Streams a LocalVariableTable or LocalVariableTypeTable with its ranges mapped.
-fn relocate_local_variables(a: &RawAttribute<'_>, layout: &Layout<'_>, out: &mut Vec<u8>) -> Result<()> {
+fn relocate_local_variables(
+    a: &RawAttribute<'_>,
+    layout: &Layout<'_>,
+    out: &mut Vec<u8>,
+) -> Result<()> {
     let mut c = Cursor::at(a.data, a.offset);
     let n = c.u2()?;
     out.u2(n);
@@ -140,7 +167,10 @@ fn relocate_local_variables(a: &RawAttribute<'_>, layout: &Layout<'_>, out: &mut
 
 fn frame_target(layout: &Layout<'_>, pc: u32, base: usize) -> Result<u32> {
     if !layout.is_instruction(pc) {
-        bail!(base, "stack map frame at pc {pc}, which is not an instruction");
+        bail!(
+            base,
+            "stack map frame at pc {pc}, which is not an instruction"
+        );
     }
     Ok(layout.target(pc))
 }
@@ -167,7 +197,10 @@ struct AnnotationOffsets<'l> {
 impl OffsetMap for AnnotationOffsets<'_> {
     fn instruction(&mut self, pc: u32) -> Result<u32> {
         if !self.layout.is_instruction(pc) || pc as usize >= self.code.len() {
-            bail!(self.base, "type annotation names pc {pc}, which is not an instruction");
+            bail!(
+                self.base,
+                "type annotation names pc {pc}, which is not an instruction"
+            );
         }
         Ok(self.layout.at(pc))
     }
@@ -203,7 +236,13 @@ fn emit_code(m: &MethodInput<'_, '_>, ins: &Insertions, layout: &Layout<'_>, out
 }
 
 /// Re-encodes one instruction at its new position.
-fn write_instruction(code: &[u8], insn: Instruction, widened: bool, layout: &Layout<'_>, out: &mut Vec<u8>) {
+fn write_instruction(
+    code: &[u8],
+    insn: Instruction,
+    widened: bool,
+    layout: &Layout<'_>,
+    out: &mut Vec<u8>,
+) {
     let pc = insn.pc;
     let here = layout.at(pc) as i64;
     let target = |offset: i32| layout.target((pc as i64 + offset as i64) as u32) as i64 - here;
@@ -214,7 +253,11 @@ fn write_instruction(code: &[u8], insn: Instruction, widened: bool, layout: &Lay
                 out.u1(insn.opcode);
                 out.u2(t as i16 as u16);
             } else if insn.opcode == op::GOTO || insn.opcode == op::JSR {
-                out.u1(if insn.opcode == op::GOTO { op::GOTO_W } else { op::JSR_W });
+                out.u1(if insn.opcode == op::GOTO {
+                    op::GOTO_W
+                } else {
+                    op::JSR_W
+                });
                 out.u4(t as i32 as u32);
             } else {
                 // if<!cond> skips the goto_w that now carries the original jump.

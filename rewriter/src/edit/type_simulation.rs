@@ -20,11 +20,17 @@ pub struct State<'a> {
 }
 
 fn object(name: &[u8]) -> VType<'_> {
-    VType::Object(ClassRef { name: Cow::Borrowed(name), index: 0 })
+    VType::Object(ClassRef {
+        name: Cow::Borrowed(name),
+        index: 0,
+    })
 }
 
 fn owned_object<'a>(name: Vec<u8>) -> VType<'a> {
-    VType::Object(ClassRef { name: Cow::Owned(name), index: 0 })
+    VType::Object(ClassRef {
+        name: Cow::Owned(name),
+        index: 0,
+    })
 }
 
 impl<'a> State<'a> {
@@ -40,7 +46,10 @@ impl<'a> State<'a> {
             }
             v
         };
-        State { locals: expand(locals), stack: expand(stack) }
+        State {
+            locals: expand(locals),
+            stack: expand(stack),
+        }
     }
 
     /// Collapses back to frame form, dropping trailing unusable locals.
@@ -97,13 +106,20 @@ impl<'a> State<'a> {
                 self.push(t);
                 Ok(())
             }
-            None => bail!(at, "load from local {index} beyond max_locals while computing a frame"),
+            None => bail!(
+                at,
+                "load from local {index} beyond max_locals while computing a frame"
+            ),
         }
     }
 
     fn store(&mut self, index: usize, at: usize) -> Result<()> {
         let top = self.pop1(at)?;
-        let t = if top == VType::Top { self.pop1(at)? } else { top };
+        let t = if top == VType::Top {
+            self.pop1(at)?
+        } else {
+            top
+        };
         let wide = t.is_wide();
         let need = index + if wide { 2 } else { 1 };
         if self.locals.len() < need {
@@ -153,7 +169,11 @@ pub fn step<'a>(cx: &Context<'_, 'a>, s: &mut State<'a>, insn: Instruction) -> R
         op::FCONST_0..=op::FCONST_2 => s.push(Float),
         op::DCONST_0 | op::DCONST_1 => s.push(Double),
         op::LDC | op::LDC_W | op::LDC2_W => {
-            let index = if opcode == op::LDC { code[pc + 1] as u16 } else { u2() };
+            let index = if opcode == op::LDC {
+                code[pc + 1] as u16
+            } else {
+                u2()
+            };
             let t = match cx.pool.get(index)? {
                 Constant::Integer(_) => Integer,
                 Constant::Float(_) => Float,
@@ -168,8 +188,12 @@ pub fn step<'a>(cx: &Context<'_, 'a>, s: &mut State<'a>, insn: Instruction) -> R
             };
             s.push(t);
         }
-        op::ILOAD..=op::ALOAD | op::ILOAD_0..=op::ALOAD_3 => s.load(local_index(code, insn).unwrap() as usize, at)?,
-        op::ISTORE..=op::ASTORE | op::ISTORE_0..=op::ASTORE_3 => s.store(local_index(code, insn).unwrap() as usize, at)?,
+        op::ILOAD..=op::ALOAD | op::ILOAD_0..=op::ALOAD_3 => {
+            s.load(local_index(code, insn).unwrap() as usize, at)?
+        }
+        op::ISTORE..=op::ASTORE | op::ISTORE_0..=op::ASTORE_3 => {
+            s.store(local_index(code, insn).unwrap() as usize, at)?
+        }
         op::WIDE => {
             let index = local_index(code, insn).unwrap() as usize;
             match code[pc + 1] {
@@ -198,26 +222,48 @@ pub fn step<'a>(cx: &Context<'_, 'a>, s: &mut State<'a>, insn: Instruction) -> R
             s.pop(1, at)?;
             let array = s.pop1(at)?;
             let element = match array {
-                Object(ClassRef { name: Cow::Borrowed(n), .. }) if n.len() > 1 && n[0] == b'[' => vtype_of(&n[1..]),
-                Object(ClassRef { name: Cow::Owned(n), .. }) if n.len() > 1 && n[0] == b'[' => {
+                Object(ClassRef {
+                    name: Cow::Borrowed(n),
+                    ..
+                }) if n.len() > 1 && n[0] == b'[' => vtype_of(&n[1..]),
+                Object(ClassRef {
+                    name: Cow::Owned(n),
+                    ..
+                }) if n.len() > 1 && n[0] == b'[' => {
                     let inner = &n[1..];
                     match inner[0] {
                         b'L' => owned_object(inner[1..inner.len() - 1].to_vec()),
                         b'[' => owned_object(inner.to_vec()),
-                        _ => vtype_of(match inner[0] { b'J' => b"J", b'D' => b"D", b'F' => b"F", _ => b"I" }),
+                        _ => vtype_of(match inner[0] {
+                            b'J' => b"J",
+                            b'D' => b"D",
+                            b'F' => b"F",
+                            _ => b"I",
+                        }),
                     }
                 }
                 _ => Null,
             };
             s.push(element);
         }
-        op::IASTORE | op::FASTORE | op::AASTORE | op::BASTORE | op::CASTORE | op::SASTORE => s.pop(3, at)?,
+        op::IASTORE | op::FASTORE | op::AASTORE | op::BASTORE | op::CASTORE | op::SASTORE => {
+            s.pop(3, at)?
+        }
         op::LASTORE | op::DASTORE => s.pop(4, at)?,
         op::POP => s.pop(1, at)?,
         op::POP2 => s.pop(2, at)?,
         op::DUP..=op::SWAP => shuffle(s, opcode, at)?,
-        op::IADD | op::ISUB | op::IMUL | op::IDIV | op::IREM | op::ISHL | op::ISHR | op::IUSHR | op::IAND
-        | op::IOR | op::IXOR => {
+        op::IADD
+        | op::ISUB
+        | op::IMUL
+        | op::IDIV
+        | op::IREM
+        | op::ISHL
+        | op::ISHR
+        | op::IUSHR
+        | op::IAND
+        | op::IOR
+        | op::IXOR => {
             s.pop(2, at)?;
             s.push(Integer);
         }
@@ -238,8 +284,21 @@ pub fn step<'a>(cx: &Context<'_, 'a>, s: &mut State<'a>, insn: Instruction) -> R
             s.push(Double);
         }
         op::INEG | op::FNEG | op::LNEG | op::DNEG => {}
-        op::I2L | op::I2F | op::I2D | op::L2I | op::L2F | op::L2D | op::F2I | op::F2L | op::F2D | op::D2I
-        | op::D2L | op::D2F | op::I2B | op::I2C | op::I2S => {
+        op::I2L
+        | op::I2F
+        | op::I2D
+        | op::L2I
+        | op::L2F
+        | op::L2D
+        | op::F2I
+        | op::F2L
+        | op::F2D
+        | op::D2I
+        | op::D2L
+        | op::D2F
+        | op::I2B
+        | op::I2C
+        | op::I2S => {
             let (words, result) = match opcode {
                 op::I2L => (1, Long),
                 op::I2F => (1, Float),
@@ -266,7 +325,9 @@ pub fn step<'a>(cx: &Context<'_, 'a>, s: &mut State<'a>, insn: Instruction) -> R
             s.pop(2, at)?;
             s.push(Integer);
         }
-        op::IFEQ..=op::IFLE | op::IFNULL | op::IFNONNULL | op::TABLESWITCH | op::LOOKUPSWITCH => s.pop(1, at)?,
+        op::IFEQ..=op::IFLE | op::IFNULL | op::IFNONNULL | op::TABLESWITCH | op::LOOKUPSWITCH => {
+            s.pop(1, at)?
+        }
         op::IF_ICMPEQ..=op::IF_ACMPNE => s.pop(2, at)?,
         op::GETSTATIC => s.push_field_type(cx.pool.member_ref(u2())?.2),
         op::PUTSTATIC => {
@@ -281,7 +342,11 @@ pub fn step<'a>(cx: &Context<'_, 'a>, s: &mut State<'a>, insn: Instruction) -> R
             let t = cx.pool.member_ref(u2())?.2;
             s.pop(if matches!(t, b"J" | b"D") { 3 } else { 2 }, at)?;
         }
-        op::INVOKEVIRTUAL | op::INVOKESPECIAL | op::INVOKESTATIC | op::INVOKEINTERFACE | op::INVOKEDYNAMIC => {
+        op::INVOKEVIRTUAL
+        | op::INVOKESPECIAL
+        | op::INVOKESTATIC
+        | op::INVOKEINTERFACE
+        | op::INVOKEDYNAMIC => {
             let (name, descriptor) = if opcode == op::INVOKEDYNAMIC {
                 let (n, d) = cx.pool.dynamic(u2())?;
                 (n, d)

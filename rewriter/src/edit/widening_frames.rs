@@ -21,7 +21,8 @@ pub fn rebuild(
     let name = class.pool.utf8(m.method.name_index)?;
     let descriptor = class.pool.utf8(m.method.descriptor_index)?;
     let is_static = m.method.access & access::STATIC != 0;
-    let initial = stack_map::initial_locals(class.name(), class.this_class, name, descriptor, is_static)?;
+    let initial =
+        stack_map::initial_locals(class.name(), class.this_class, name, descriptor, is_static)?;
     let mut frames = stack_map::decode(attribute.data, attribute.offset, &class.pool, &initial)?;
 
     let mut added = Vec::new();
@@ -39,13 +40,22 @@ pub fn rebuild(
 
     for f in frames.iter_mut().chain(added.iter_mut()) {
         if !layout.is_instruction(f.offset) {
-            bail!(attribute.offset, "stack map frame at pc {}, which is not an instruction", f.offset);
+            bail!(
+                attribute.offset,
+                "stack map frame at pc {}, which is not an instruction",
+                f.offset
+            );
         }
         f.offset = layout.target(f.offset);
         for t in f.locals.iter_mut().chain(f.stack.iter_mut()) {
             if let VType::Uninitialized(pc) = t {
-                if !layout.is_instruction(*pc as u32) || m.code.code.get(*pc as usize) != Some(&op::NEW) {
-                    bail!(attribute.offset, "Uninitialized({pc}) does not name a new instruction");
+                if !layout.is_instruction(*pc as u32)
+                    || m.code.code.get(*pc as usize) != Some(&op::NEW)
+                {
+                    bail!(
+                        attribute.offset,
+                        "Uninitialized({pc}) does not name a new instruction"
+                    );
                 }
                 *pc = layout.at(*pc as u32) as u16;
             }
@@ -69,13 +79,26 @@ fn frame_after<'a>(
     let pc = m.insns[branch].pc;
     let (start_pc, mut state) = match frames.partition_point(|f| f.offset <= pc) {
         0 => (0, State::from_frame(initial, &[])),
-        k => (frames[k - 1].offset, State::from_frame(&frames[k - 1].locals, &frames[k - 1].stack)),
+        k => (
+            frames[k - 1].offset,
+            State::from_frame(&frames[k - 1].locals, &frames[k - 1].stack),
+        ),
     };
     let first = m.insns.partition_point(|i| i.pc < start_pc);
-    let cx = Context { pool: &m.class.pool, this_class: m.class.name(), code: m.code.code, base: m.code.code_offset };
+    let cx = Context {
+        pool: &m.class.pool,
+        this_class: m.class.name(),
+        code: m.code.code,
+        base: m.code.code_offset,
+    };
     for insn in &m.insns[first..=branch] {
         step(&cx, &mut state, *insn)?;
     }
     let (locals, stack) = state.to_frame();
-    Ok(Frame { offset: m.insns[branch].pc + m.insns[branch].len, locals, stack, kind: None })
+    Ok(Frame {
+        offset: m.insns[branch].pc + m.insns[branch].len,
+        locals,
+        stack,
+        kind: None,
+    })
 }

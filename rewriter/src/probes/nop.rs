@@ -10,7 +10,12 @@ use crate::rewrite::{MethodEdit, MethodView};
 pub struct NopEdit;
 
 impl MethodEdit for NopEdit {
-    fn plan(&self, m: &MethodView<'_, '_>, _pool: &mut PoolBuilder<'_, '_>, out: &mut Insertions) -> Result<()> {
+    fn plan(
+        &self,
+        m: &MethodView<'_, '_>,
+        _pool: &mut PoolBuilder<'_, '_>,
+        out: &mut Insertions,
+    ) -> Result<()> {
         out.at_entry(&[op::NOP]);
         for insn in m.insns {
             match insn.opcode {
@@ -27,7 +32,12 @@ impl MethodEdit for NopEdit {
 pub struct NoEdit;
 
 impl MethodEdit for NoEdit {
-    fn plan(&self, _: &MethodView<'_, '_>, _: &mut PoolBuilder<'_, '_>, _: &mut Insertions) -> Result<()> {
+    fn plan(
+        &self,
+        _: &MethodView<'_, '_>,
+        _: &mut PoolBuilder<'_, '_>,
+        _: &mut Insertions,
+    ) -> Result<()> {
         Ok(())
     }
 }

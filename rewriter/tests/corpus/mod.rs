@@ -19,7 +19,9 @@ pub fn jdk_homes() -> Vec<PathBuf> {
     let mut homes: Vec<PathBuf> = std::fs::read_dir("/usr/lib/jvm")
         .map(|d| d.filter_map(|e| e.ok()).map(|e| e.path()).collect())
         .unwrap_or_default();
-    homes.retain(|h| h.join("lib/modules").is_file() && h.join("bin/jimage").is_file() && !h.is_symlink());
+    homes.retain(|h| {
+        h.join("lib/modules").is_file() && h.join("bin/jimage").is_file() && !h.is_symlink()
+    });
     homes.sort();
     homes.dedup_by_key(|h| std::fs::canonicalize(&*h).unwrap_or_default());
     homes
@@ -33,7 +35,9 @@ pub fn image(home: &Path) -> Image {
     let jdk = home.file_name().unwrap().to_string_lossy().into_owned();
     let dir = workspace_target().join("jdk-corpus").join(&jdk);
     if !dir.join(".done").exists() {
-        let tmp = workspace_target().join("jdk-corpus").join(format!("{jdk}.tmp{}", std::process::id()));
+        let tmp = workspace_target()
+            .join("jdk-corpus")
+            .join(format!("{jdk}.tmp{}", std::process::id()));
         let _ = std::fs::remove_dir_all(&tmp);
         std::fs::create_dir_all(&tmp).unwrap();
         let status = Command::new(home.join("bin/jimage"))
