@@ -35,6 +35,11 @@ impl<'a> Cursor<'a> {
         self.pos
     }
 
+    /// The unread bytes, without consuming them.
+    pub fn rest(&self) -> &'a [u8] {
+        &self.data[self.pos..]
+    }
+
     pub fn remaining(&self) -> usize {
         self.data.len() - self.pos
     }

@@ -3,7 +3,7 @@
 
 use crate::attributes::names;
 use crate::bytes::ByteSink;
-use crate::classfile::{ClassFile, Member, RawAttribute};
+use crate::classfile::{Attributes, ClassFile, Member};
 use crate::pool_builder::PoolBuilder;
 
 /// Writes `class` with the pool from `pool` and, for each method index with `Some`, that new Code body.
@@ -46,7 +46,7 @@ fn write_method(class: &ClassFile<'_>, m: &Member<'_>, code: &[u8], out: &mut Ve
     out.u2(m.attributes.len() as u16);
     for a in &m.attributes {
         out.u2(a.name_index);
-        let body = if class.attribute_name(a) == names::CODE {
+        let body = if class.attribute_name(&a) == names::CODE {
             code
         } else {
             a.data
@@ -56,7 +56,7 @@ fn write_method(class: &ClassFile<'_>, m: &Member<'_>, code: &[u8], out: &mut Ve
     }
 }
 
-fn write_attributes(attributes: &[RawAttribute<'_>], out: &mut Vec<u8>) {
+fn write_attributes(attributes: &Attributes<'_>, out: &mut Vec<u8>) {
     out.u2(attributes.len() as u16);
     for a in attributes {
         out.u2(a.name_index);

@@ -1,7 +1,7 @@
 //! The class-file model and its reader. Reading borrows: members and attributes are views into the
 //! input, so a class that nothing edits can be written back byte for byte.
 
-use crate::bytes::Cursor;
+use crate::bytes::{read_u2, Cursor};
 use crate::constant_pool::ConstantPool;
 use crate::error::{bail, Result};
 
@@ -38,7 +38,7 @@ pub struct Member<'a> {
     pub access: u16,
     pub name_index: u16,
     pub descriptor_index: u16,
-    pub attributes: Vec<RawAttribute<'a>>,
+    pub attributes: Attributes<'a>,
     /// The whole `field_info`/`method_info`, copied through when the member is not edited.
     pub raw: &'a [u8],
 }
@@ -56,7 +56,7 @@ pub struct ClassFile<'a> {
     pub interfaces: &'a [u8],
     pub fields: Vec<Member<'a>>,
     pub methods: Vec<Member<'a>>,
-    pub attributes: Vec<RawAttribute<'a>>,
+    pub attributes: Attributes<'a>,
     /// The `fields_count` through `methods` region, copied through when no method is edited.
     pub members_raw: &'a [u8],
 }
@@ -87,7 +87,7 @@ impl<'a> ClassFile<'a> {
         let fields = read_members(bytes, &mut c)?;
         let methods = read_members(bytes, &mut c)?;
         let members_raw = &bytes[members_start..c.offset()];
-        let attributes = read_attributes(&mut c)?;
+        let attributes = Attributes::read(&mut c)?;
         c.finish("the class file")?;
         let class = ClassFile {
             minor_version,
@@ -126,11 +126,7 @@ impl<'a> ClassFile<'a> {
     }
 
     /// Finds a member attribute by name.
-    pub fn member_attribute<'m>(
-        &self,
-        m: &'m Member<'a>,
-        name: &[u8],
-    ) -> Option<&'m RawAttribute<'a>> {
+    pub fn member_attribute<'m>(&self, m: &'m Member<'a>, name: &[u8]) -> Option<RawAttribute<'a>> {
         m.attributes.iter().find(|a| self.attribute_name(a) == name)
     }
 }
@@ -143,7 +139,7 @@ fn read_members<'a>(bytes: &'a [u8], c: &mut Cursor<'a>) -> Result<Vec<Member<'a
         let access = c.u2()?;
         let name_index = c.u2()?;
         let descriptor_index = c.u2()?;
-        let attributes = read_attributes(c)?;
+        let attributes = Attributes::read(c)?;
         members.push(Member {
             access,
             name_index,
@@ -155,19 +151,100 @@ fn read_members<'a>(bytes: &'a [u8], c: &mut Cursor<'a>) -> Result<Vec<Member<'a
     Ok(members)
 }
 
-pub(crate) fn read_attributes<'a>(c: &mut Cursor<'a>) -> Result<Vec<RawAttribute<'a>>> {
-    let count = c.u2()? as usize;
-    let mut attributes = Vec::with_capacity(count);
-    for _ in 0..count {
-        let name_index = c.u2()?;
-        let len = c.u4()? as usize;
+/// An `attributes_count` and its attributes, as a view over the original bytes. The extent is checked once
+/// when read; iterating decodes the 6-byte headers again, which costs less than storing them (most
+/// members are never looked at).
+#[derive(Clone, Copy, Debug)]
+pub struct Attributes<'a> {
+    count: u16,
+    /// The attributes, without the count.
+    data: &'a [u8],
+    /// Absolute offset of `data` in the class file.
+    offset: usize,
+}
+
+impl<'a> Attributes<'a> {
+    pub(crate) fn read(c: &mut Cursor<'a>) -> Result<Self> {
+        let count = c.u2()?;
+        let start = c.position();
         let offset = c.offset();
-        let data = c.bytes(len)?;
-        attributes.push(RawAttribute {
-            name_index,
+        let all = c.rest();
+        for _ in 0..count {
+            c.skip(2)?;
+            let len = c.u4()? as usize;
+            c.skip(len)?;
+        }
+        let data = &all[..c.position() - start];
+        Ok(Attributes {
+            count,
             data,
             offset,
-        });
+        })
     }
-    Ok(attributes)
+
+    pub fn len(&self) -> usize {
+        self.count as usize
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.count == 0
+    }
+
+    pub fn iter(&self) -> AttributeIter<'a> {
+        AttributeIter {
+            left: self.count,
+            data: self.data,
+            pos: 0,
+            offset: self.offset,
+        }
+    }
 }
+
+impl<'a> IntoIterator for &Attributes<'a> {
+    type Item = RawAttribute<'a>;
+    type IntoIter = AttributeIter<'a>;
+    fn into_iter(self) -> AttributeIter<'a> {
+        self.iter()
+    }
+}
+
+pub struct AttributeIter<'a> {
+    left: u16,
+    data: &'a [u8],
+    pos: usize,
+    offset: usize,
+}
+
+impl<'a> Iterator for AttributeIter<'a> {
+    type Item = RawAttribute<'a>;
+
+    #[inline]
+    fn next(&mut self) -> Option<RawAttribute<'a>> {
+        if self.left == 0 {
+            return None;
+        }
+        self.left -= 1;
+        // The extent was checked by `Attributes::read`, so these reads are in bounds.
+        let p = self.pos;
+        let name_index = read_u2(self.data, p);
+        let len = u32::from_be_bytes([
+            self.data[p + 2],
+            self.data[p + 3],
+            self.data[p + 4],
+            self.data[p + 5],
+        ]) as usize;
+        let start = p + 6;
+        self.pos = start + len;
+        Some(RawAttribute {
+            name_index,
+            data: &self.data[start..start + len],
+            offset: self.offset + start,
+        })
+    }
+
+    fn size_hint(&self) -> (usize, Option<usize>) {
+        (self.left as usize, Some(self.left as usize))
+    }
+}
+
+impl ExactSizeIterator for AttributeIter<'_> {}

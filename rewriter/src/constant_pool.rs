@@ -85,6 +85,30 @@ impl Constant<'_> {
     }
 }
 
+/// Size of an entry, tag included, by tag; 0 marks an invalid tag and `UTF8_SIZE` a length-prefixed one.
+const ENTRY_SIZE: [u8; 21] = {
+    let mut t = [0u8; 21];
+    t[tag::UTF8 as usize] = UTF8_SIZE;
+    t[tag::INTEGER as usize] = 5;
+    t[tag::FLOAT as usize] = 5;
+    t[tag::LONG as usize] = 9;
+    t[tag::DOUBLE as usize] = 9;
+    t[tag::CLASS as usize] = 3;
+    t[tag::STRING as usize] = 3;
+    t[tag::METHOD_TYPE as usize] = 3;
+    t[tag::MODULE as usize] = 3;
+    t[tag::PACKAGE as usize] = 3;
+    t[tag::FIELDREF as usize] = 5;
+    t[tag::METHODREF as usize] = 5;
+    t[tag::INTERFACE_METHODREF as usize] = 5;
+    t[tag::NAME_AND_TYPE as usize] = 5;
+    t[tag::DYNAMIC as usize] = 5;
+    t[tag::INVOKE_DYNAMIC as usize] = 5;
+    t[tag::METHOD_HANDLE as usize] = 4;
+    t
+};
+const UTF8_SIZE: u8 = 255;
+
 /// The pool of a class file being read. Index 0 and the slot after a Long/Double are unusable.
 #[derive(Clone)]
 pub struct ConstantPool<'a> {
@@ -105,33 +129,41 @@ impl<'a> ConstantPool<'a> {
         }
         let start = cursor.offset();
         let mut offsets = vec![0u32; count as usize];
+        // One table lookup per entry instead of a match and a bounds check per field: the pool scan is a
+        // tenth of the whole rewrite.
+        let mut at = start;
+        let mut last = start;
         let mut index = 1usize;
         while index < count as usize {
-            let at = cursor.offset();
-            offsets[index] = at as u32;
-            let body = match cursor.u1()? {
-                tag::UTF8 => cursor.u2()? as usize,
-                tag::INTEGER | tag::FLOAT => 4,
-                tag::LONG | tag::DOUBLE => {
-                    if index + 1 >= count as usize {
-                        bail!(at, "8-byte constant #{index} is the last pool slot");
-                    }
-                    index += 1;
-                    8
-                }
-                tag::CLASS | tag::STRING | tag::METHOD_TYPE | tag::MODULE | tag::PACKAGE => 2,
-                tag::FIELDREF
-                | tag::METHODREF
-                | tag::INTERFACE_METHODREF
-                | tag::NAME_AND_TYPE
-                | tag::DYNAMIC
-                | tag::INVOKE_DYNAMIC => 4,
-                tag::METHOD_HANDLE => 3,
-                other => bail!(at, "invalid constant pool tag {other} for entry #{index}"),
+            let Some(&t) = class_bytes.get(at) else {
+                bail!(at, "unexpected end of data in constant pool entry #{index}");
             };
-            cursor.skip(body)?;
+            offsets[index] = at as u32;
+            let size = match ENTRY_SIZE.get(t as usize).copied().unwrap_or(0) {
+                0 => bail!(at, "invalid constant pool tag {t} for entry #{index}"),
+                UTF8_SIZE => match class_bytes.get(at + 1..at + 3) {
+                    Some(len) => 3 + read_u2(len, 0) as usize,
+                    None => bail!(at, "unexpected end of data in constant pool entry #{index}"),
+                },
+                size => size as usize,
+            };
+            if t == tag::LONG || t == tag::DOUBLE {
+                if index + 1 >= count as usize {
+                    bail!(at, "8-byte constant #{index} is the last pool slot");
+                }
+                index += 1;
+            }
+            last = at;
+            at += size;
             index += 1;
         }
+        if at > class_bytes.len() {
+            bail!(
+                last,
+                "unexpected end of data in the last constant pool entry"
+            );
+        }
+        cursor.skip(at - start)?;
         let raw = &class_bytes[start..cursor.offset()];
         Ok(ConstantPool {
             class_bytes,

@@ -39,7 +39,7 @@ fn list_method(class: &ClassFile<'_>, m: &Member<'_>, s: &mut String) -> Result<
         s.push_str("  (no code)\n");
         return Ok(());
     };
-    let code = CodeAttribute::read(a)?;
+    let code = CodeAttribute::read(&a)?;
     let _ = writeln!(
         s,
         "  max_stack={} max_locals={} code_length={}",

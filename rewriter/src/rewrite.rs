@@ -87,8 +87,17 @@ fn rewrite_parsed(
     let mut insns = Vec::new();
     let mut specials = Vec::new();
     let mut starts: Vec<u64> = Vec::new();
+    let mut ins = Insertions::new();
+    // javac and most generators share one "Code" string; remember its index to skip the name lookups.
+    let mut code_name = 0u16;
     for (i, method) in class.methods.iter().enumerate() {
-        let Some(code_attr) = class.member_attribute(method, names::CODE) else {
+        let Some(code_attr) = method.attributes.iter().find(|a| {
+            a.name_index == code_name
+                || (class.attribute_name(a) == names::CODE && {
+                    code_name = a.name_index;
+                    true
+                })
+        }) else {
             continue;
         };
         let name = class.pool.utf8(method.name_index)?;
@@ -100,7 +109,7 @@ fn rewrite_parsed(
                 String::from_utf8_lossy(descriptor)
             )
         };
-        let code = CodeAttribute::read(code_attr).map_err(|e| e.within(within()))?;
+        let code = CodeAttribute::read(&code_attr).map_err(|e| e.within(within()))?;
         insns.clear();
         specials.clear();
         starts.clear();
@@ -124,7 +133,7 @@ fn rewrite_parsed(
             code: &code,
             insns: &insns,
         };
-        let mut ins = Insertions::new();
+        ins.clear();
         edit.plan(&view, &mut pool, &mut ins)
             .map_err(|e| e.within(within()))?;
         ins.force = options.force_reencode;

@@ -70,11 +70,14 @@ fn compare(bytes: &[u8]) -> Result<(), String> {
             "method attribute count",
         )?;
         for (a, b) in m.attributes.iter().zip(&g.attributes) {
-            check(same_text(ours.attribute_name(a), &b.name), "attribute name")?;
+            check(
+                same_text(ours.attribute_name(&a), &b.name),
+                "attribute name",
+            )?;
             let AttributeData::Code(their_code) = &b.data else {
                 continue;
             };
-            let code = CodeAttribute::read(a).map_err(|e| e.to_string())?;
+            let code = CodeAttribute::read(&a).map_err(|e| e.to_string())?;
             check(
                 code.max_stack == their_code.max_stack && code.max_locals == their_code.max_locals,
                 "max_*",
@@ -105,7 +108,7 @@ fn compare(bytes: &[u8]) -> Result<(), String> {
             }
             for (ca, cb) in code.attributes.iter().zip(&their_code.attributes) {
                 check(
-                    same_text(ours.attribute_name(ca), &cb.name),
+                    same_text(ours.attribute_name(&ca), &cb.name),
                     "code attribute name",
                 )?;
                 if let AttributeData::StackMapTable(entries) = &cb.data {
@@ -126,13 +129,13 @@ fn compare(bytes: &[u8]) -> Result<(), String> {
                     }
                     check(offsets == theirs_abs, "stack map frame offsets")?;
                     check(
-                        ours.attribute_name(ca) == names::STACK_MAP_TABLE,
+                        ours.attribute_name(&ca) == names::STACK_MAP_TABLE,
                         "stack map name",
                     )?;
                 }
                 if let AttributeData::LineNumberTable(lines) = &cb.data {
                     let ours_lines =
-                        instr_rewriter::attributes::debug_tables::read_line_numbers(ca).unwrap();
+                        instr_rewriter::attributes::debug_tables::read_line_numbers(&ca).unwrap();
                     let same = ours_lines.len() == lines.len()
                         && ours_lines
                             .iter()
@@ -204,7 +207,7 @@ fn the_comparison_can_fail() {
         .iter()
         .find(|m| class.member_attribute(m, names::CODE).is_some())
         .unwrap();
-    let code = CodeAttribute::read(class.member_attribute(m, names::CODE).unwrap()).unwrap();
+    let code = CodeAttribute::read(&class.member_attribute(m, names::CODE).unwrap()).unwrap();
     broken[code.code_offset + 2] = 0xff; // max_stack/max_locals stay; an invalid opcode inside the code
     broken[code.code_offset] = 0xff;
     assert!(compare(&broken).is_err());

@@ -1,7 +1,7 @@
 //! The `Code` attribute (JVMS §4.7.3): limits, the code array, the exception table and nested attributes.
 
 use crate::bytes::Cursor;
-use crate::classfile::{read_attributes, RawAttribute};
+use crate::classfile::{Attributes, RawAttribute};
 use crate::error::{bail, Result};
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -21,7 +21,7 @@ pub struct CodeAttribute<'a> {
     /// Absolute offset of `code` in the class file.
     pub code_offset: usize,
     pub exception_table: Vec<ExceptionHandler>,
-    pub attributes: Vec<RawAttribute<'a>>,
+    pub attributes: Attributes<'a>,
 }
 
 impl<'a> CodeAttribute<'a> {
@@ -62,7 +62,7 @@ impl<'a> CodeAttribute<'a> {
             }
             exception_table.push(h);
         }
-        let attributes = read_attributes(&mut c)?;
+        let attributes = Attributes::read(&mut c)?;
         c.finish("the Code attribute")?;
         Ok(CodeAttribute {
             max_stack,

@@ -134,13 +134,14 @@ fn write_vtype(t: &VType<'_>, out: &mut Vec<u8>, pool: &mut PoolBuilder<'_, '_>)
 /// Rewrites the table for moved code without decoding locals: each frame keeps its encoding (a compact
 /// frame whose delta outgrows 63 becomes its extended form) and `Uninitialized` offsets are remapped.
 /// `frame_offset` maps an old frame offset to its new one; `new_offset` maps the offset of a `new` opcode.
+/// Returns the new offset of the last frame, if any.
 pub fn relocate(
     attribute_data: &[u8],
     base: usize,
     mut frame_offset: impl FnMut(u32) -> Result<u32>,
     mut new_offset: impl FnMut(u32) -> Result<u32>,
     out: &mut Vec<u8>,
-) -> Result<()> {
+) -> Result<Option<u32>> {
     let mut c = Cursor::at(attribute_data, base);
     let n = c.u2()?;
     out.u2(n);
@@ -221,7 +222,32 @@ pub fn relocate(
             }
         }
     }
-    c.finish("StackMapTable")
+    c.finish("StackMapTable")?;
+    Ok((new_prev >= 0).then_some(new_prev as u32))
+}
+
+/// Appends, to a table body written by [`relocate`] or [`encode`] that starts at `table_start`, a
+/// `full_frame` at `offset` (after every other frame) with no locals and one `class_index` on the stack:
+/// the frame of a catch-all handler.
+pub fn append_handler_frame(
+    out: &mut Vec<u8>,
+    table_start: usize,
+    last_offset: Option<u32>,
+    offset: u32,
+    class_index: u16,
+) {
+    let count = u16::from_be_bytes([out[table_start], out[table_start + 1]]);
+    out.patch_u2(table_start, count + 1);
+    let delta = match last_offset {
+        Some(last) => offset - last - 1,
+        None => offset,
+    };
+    out.u1(255);
+    out.u2(delta as u16);
+    out.u2(0);
+    out.u2(1);
+    out.u1(7);
+    out.u2(class_index);
 }
 
 /// Lists the absolute offsets of every frame, without decoding types.

@@ -29,6 +29,10 @@ pub struct Insertions {
     pub(crate) points: Vec<Point>,
     pub(crate) bytes: Vec<u8>,
     pub(crate) extra_stack: u16,
+    /// A handler appended after the code that catches everything thrown in `handler_ranges`.
+    pub(crate) handler: Vec<u8>,
+    pub(crate) handler_ranges: Vec<(u32, u32)>,
+    pub(crate) handler_stack: u16,
     /// Set when the caller wants every offset-carrying structure re-encoded even with nothing inserted
     /// (used by tests to prove the encoder is lossless).
     pub(crate) force: bool,
@@ -63,18 +67,47 @@ impl Insertions {
         });
     }
 
+    /// Appends `code` after the method's code as a handler for every exception thrown in `ranges`
+    /// (original offsets, end exclusive; the end may be the code length). The handler is entered with
+    /// the exception alone on the stack, must not fall through (end it with `athrow`) and needs at most
+    /// `max_stack` words in all. Its table entries come after the method's own, so those still win,
+    /// and its frame is `full_frame([], [java/lang/Throwable])`, valid wherever `this` is initialised:
+    /// in a constructor the ranges must start after the `super()`/`this()` call.
+    pub fn catch_all(&mut self, ranges: &[(u32, u32)], code: &[u8], max_stack: u16) {
+        if ranges.is_empty() {
+            return; // unreachable handler code would need a frame of its own
+        }
+        self.handler_ranges.extend_from_slice(ranges);
+        self.handler.extend_from_slice(code);
+        self.handler_stack = self.handler_stack.max(max_stack);
+    }
+
     /// Declares that the inserted code needs up to `words` operand-stack words above what is already there.
     pub fn need_stack(&mut self, words: u16) {
         self.extra_stack = self.extra_stack.max(words);
     }
 
-    pub fn is_empty(&self) -> bool {
-        self.entry.is_empty() && self.points.is_empty() && !self.force
+    /// Empties the plan but keeps its buffers, so one value can serve every method of a class.
+    pub fn clear(&mut self) {
+        self.entry.clear();
+        self.points.clear();
+        self.bytes.clear();
+        self.extra_stack = 0;
+        self.handler.clear();
+        self.handler_ranges.clear();
+        self.handler_stack = 0;
+        self.force = false;
     }
 
-    /// Number of insertion points, the entry included.
+    pub fn is_empty(&self) -> bool {
+        self.entry.is_empty() && self.points.is_empty() && self.handler.is_empty() && !self.force
+    }
+
+    /// Number of insertion points, the entry and the handler included.
     pub fn len(&self) -> usize {
-        self.points.len() + usize::from(!self.entry.is_empty())
+        self.points.len()
+            + usize::from(!self.entry.is_empty())
+            + usize::from(!self.handler.is_empty())
     }
 
     pub(crate) fn sorted_points(&mut self) {

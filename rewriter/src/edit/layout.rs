@@ -32,7 +32,7 @@ pub struct Event {
 pub struct Layout<'i> {
     insns: &'i [Instruction],
     /// One bit per code byte: set where an instruction starts (built while decoding).
-    starts: Vec<u64>,
+    starts: &'i [u64],
     code_len: u32,
     pub events: Vec<Event>,
     /// Shift that applies after the last event.
@@ -47,12 +47,12 @@ impl<'i> Layout<'i> {
         base: usize,
         insns: &'i [Instruction],
         specials: &[u32],
-        starts: &[u64],
+        starts: &'i [u64],
         ins: &Insertions,
     ) -> Result<Layout<'i>> {
         let mut layout = Layout {
             insns,
-            starts: starts.to_vec(),
+            starts,
             code_len: code.len() as u32,
             events: Vec::new(),
             end_shift: 0,

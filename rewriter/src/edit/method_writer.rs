@@ -53,24 +53,33 @@ pub fn write_code(
         m.starts,
         ins,
     )?;
-    if layout.code_length > 65535 {
+    // The catch-all handler, if any, goes right after the relocated code.
+    let handler_pc = layout.code_length;
+    let code_length = handler_pc + ins.handler.len() as u32;
+    if code_length > 65535 {
         return Err(Error::unsupported(format!(
-            "method would grow to {} bytes, over the 65535-byte limit; left unedited",
-            layout.code_length
+            "method would grow to {code_length} bytes, over the 65535-byte limit; left unedited"
         )));
     }
     let max_stack = code
         .max_stack
         .checked_add(ins.extra_stack)
-        .ok_or_else(|| Error::unsupported("max_stack overflow"))?;
+        .ok_or_else(|| Error::unsupported("max_stack overflow"))?
+        .max(ins.handler_stack);
     out.u2(max_stack);
     out.u2(code.max_locals);
-    out.u4(layout.code_length);
+    out.u4(code_length);
     let code_start = out.len();
     emit_code(m, ins, &layout, out);
     debug_assert_eq!(out.len() - code_start, layout.code_length as usize);
+    out.extend_from_slice(&ins.handler);
 
-    out.u2(code.exception_table.len() as u16);
+    let handler_entries = if ins.handler.is_empty() {
+        0
+    } else {
+        ins.handler_ranges.len()
+    };
+    out.u2((code.exception_table.len() + handler_entries) as u16);
     for h in &code.exception_table {
         for pc in [h.start_pc, h.end_pc, h.handler_pc] {
             if !layout.is_boundary(pc as u32) {
@@ -85,26 +94,49 @@ pub fn write_code(
         out.u2(layout.target(h.handler_pc as u32) as u16);
         out.u2(h.catch_type);
     }
+    for &(start, end) in &ins.handler_ranges[..handler_entries] {
+        if !layout.is_boundary(start) || !layout.is_boundary(end) || start >= end {
+            bail!(
+                code.code_offset,
+                "catch-all range [{start}, {end}) does not lie on instruction boundaries"
+            );
+        }
+        out.u2(layout.target(start) as u16);
+        out.u2(layout.target(end) as u16);
+        out.u2(handler_pc as u16);
+        out.u2(0);
+    }
 
     let class = m.class;
+    // The handler needs a frame, except in class files older than 50, which have no StackMapTable.
+    let handler_frame = (handler_entries > 0 && class.major_version >= 50)
+        .then(|| pool.class("java/lang/Throwable"))
+        .transpose()?;
+    let mut has_stack_map = false;
+    let count_at = out.len();
     out.u2(code.attributes.len() as u16);
     for a in &code.attributes {
+        let a = &a;
         out.u2(a.name_index);
         let len_at = out.len();
         out.u4(0);
         let body_start = out.len();
         let name = class.attribute_name(a);
         if name == names::STACK_MAP_TABLE {
-            if frames == FrameMode::Relocate && !layout.any_widened() {
+            has_stack_map = true;
+            let last = if frames == FrameMode::Relocate && !layout.any_widened() {
                 stack_map::relocate(
                     a.data,
                     a.offset,
                     |pc| frame_target(&layout, pc, a.offset),
                     |pc| new_instruction(&layout, code.code, pc, a.offset),
                     out,
-                )?;
+                )?
             } else {
-                widening_frames::rebuild(m, a, &layout, pool, out)?;
+                widening_frames::rebuild(m, a, &layout, pool, out)?
+            };
+            if let Some(throwable) = handler_frame {
+                stack_map::append_handler_frame(out, body_start, last, handler_pc, throwable);
             }
         } else if name == names::LINE_NUMBER_TABLE {
             relocate_line_numbers(a, &layout, out)?;
@@ -124,6 +156,15 @@ pub fn write_code(
         }
         let len = (out.len() - body_start) as u32;
         out.patch_u4(len_at, len);
+    }
+    if let (Some(throwable), false) = (handler_frame, has_stack_map) {
+        // A method without branches has no table; the handler makes it need one.
+        out.patch_u2(count_at, code.attributes.len() as u16 + 1);
+        out.u2(pool.utf8("StackMapTable")?);
+        out.u4(2 + 8);
+        let table_start = out.len();
+        out.u2(0);
+        stack_map::append_handler_frame(out, table_start, None, handler_pc, throwable);
     }
     Ok(())
 }

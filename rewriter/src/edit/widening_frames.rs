@@ -1,5 +1,6 @@
 //! StackMapTable rebuilding: decode every frame, re-address it, add the frames that widened conditional
-//! branches need at their new fall-through targets, and encode the table again.
+//! branches need at their new fall-through targets, and encode the table again. Returns the new offset of
+//! the last frame.
 
 use super::layout::Layout;
 use super::method_writer::MethodInput;
@@ -16,7 +17,7 @@ pub fn rebuild(
     layout: &Layout<'_>,
     pool: &mut PoolBuilder<'_, '_>,
     out: &mut Vec<u8>,
-) -> Result<()> {
+) -> Result<Option<u32>> {
     let class = m.class;
     let name = class.pool.utf8(m.method.name_index)?;
     let descriptor = class.pool.utf8(m.method.descriptor_index)?;
@@ -65,7 +66,8 @@ pub fn rebuild(
         frames.extend(added);
         frames.sort_by_key(|f| f.offset);
     }
-    stack_map::encode(&frames, &initial, pool, out)
+    stack_map::encode(&frames, &initial, pool, out)?;
+    Ok(frames.last().map(|f| f.offset))
 }
 
 /// The frame at the fall-through of conditional branch `insns[branch]`: the state of the nearest frame

@@ -1,0 +1,19 @@
+//! What the probes ask of a configuration: which classes and methods to instrument. The rules crate
+//! implements it from a YAML file; tests implement it directly. Names are in internal form
+//! (`java/lang/String`), as they appear in the class file.
+
+pub trait Selection: Send + Sync {
+    /// Whether the `java.lang.Object.<init>` allocation probe is on.
+    fn objects(&self) -> bool;
+
+    /// A fast class-level check: `false` means no method of `class` gets an array or method probe, so
+    /// the rewriter returns the class untouched without parsing its methods.
+    fn class_wanted(&self, class: &[u8]) -> bool;
+
+    /// Whether the array-allocation sites in this method get a probe.
+    fn arrays(&self, class: &[u8], method: &[u8], descriptor: &[u8]) -> bool;
+
+    /// Whether this method gets entry/exit probes. `access` is the method's access flags, so that
+    /// bridge and synthetic methods can be told apart.
+    fn methods(&self, class: &[u8], method: &[u8], descriptor: &[u8], access: u16) -> bool;
+}
