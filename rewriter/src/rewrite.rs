@@ -134,8 +134,14 @@ fn rewrite_parsed(
             insns: &insns,
         };
         ins.clear();
-        edit.plan(&view, &mut pool, &mut ins)
-            .map_err(|e| e.within(within()))?;
+        match edit.plan(&view, &mut pool, &mut ins) {
+            Ok(()) => {}
+            Err(e) if e.kind() == ErrorKind::Unsupported => {
+                result.warnings.push(e.within(within()).to_string());
+                continue;
+            }
+            Err(e) => return Err(e.within(within())),
+        }
         ins.force = options.force_reencode;
         if ins.is_empty() {
             continue;

@@ -226,6 +226,9 @@ pub fn relocate(
     Ok((new_prev >= 0).then_some(new_prev as u32))
 }
 
+/// Encoded size of the frame [`append_handler_frame`] writes.
+pub const HANDLER_FRAME_LEN: u32 = 10;
+
 /// Appends, to a table body written by [`relocate`] or [`encode`] that starts at `table_start`, a
 /// `full_frame` at `offset` (after every other frame) with no locals and one `class_index` on the stack:
 /// the frame of a catch-all handler.

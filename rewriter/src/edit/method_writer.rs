@@ -6,7 +6,7 @@ use super::layout::Layout;
 use super::widening_frames;
 use crate::attributes::code::CodeAttribute;
 use crate::attributes::names;
-use crate::attributes::stack_map;
+use crate::attributes::stack_map::{self, HANDLER_FRAME_LEN};
 use crate::attributes::type_annotations::{self, OffsetMap};
 use crate::bytecode::instructions::{branch_offset, read_switch, switch_padding, Instruction};
 use crate::bytecode::opcode::{self as op, Shape};
@@ -161,7 +161,7 @@ pub fn write_code(
         // A method without branches has no table; the handler makes it need one.
         out.patch_u2(count_at, code.attributes.len() as u16 + 1);
         out.u2(pool.utf8("StackMapTable")?);
-        out.u4(2 + 8);
+        out.u4(2 + HANDLER_FRAME_LEN);
         let table_start = out.len();
         out.u2(0);
         stack_map::append_handler_frame(out, table_start, None, handler_pc, throwable);

@@ -392,7 +392,7 @@ pub fn step<'a>(cx: &Context<'_, 'a>, s: &mut State<'a>, insn: Instruction) -> R
             let element = cx.pool.class_name(u2())?;
             let mut name = Vec::with_capacity(element.len() + 3);
             name.push(b'[');
-            if element[0] == b'[' {
+            if element.first() == Some(&b'[') {
                 name.extend_from_slice(element);
             } else {
                 name.push(b'L');

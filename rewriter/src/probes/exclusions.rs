@@ -1,0 +1,21 @@
+//! What is never instrumented, whatever the rules say: the places where a probe would call itself, or
+//! where the JVM depends on the exact code.
+
+/// Classes left untouched: the proxy itself (a probe in it would recurse) and its nested classes.
+pub fn class_never_instrumented(class: &[u8]) -> bool {
+    let proxy = super::heap_proxy::PROXY_CLASS.as_bytes();
+    class == proxy || (class.starts_with(proxy) && class.get(proxy.len()) == Some(&b'$'))
+}
+
+/// Why a method never gets entry/exit probes, or `None` when it may.
+pub fn method_probes_forbidden(class: &[u8], method: &[u8]) -> Option<&'static str> {
+    if class == b"java/lang/Object" && method == b"<init>" {
+        // It runs for every object, inside the allocation probe's own path.
+        return Some("java.lang.Object.<init> carries the allocation probe");
+    }
+    if class.starts_with(b"java/lang/invoke/") {
+        // Method handles and lambda forms are linked while probes themselves are being resolved.
+        return Some("java.lang.invoke internals");
+    }
+    None
+}

@@ -1,0 +1,101 @@
+//! The calls the probes inject: static methods of the bootstrap class `HeapProxy`, in one of two flavours.
+//!
+//! The agent defines `java/lang/HeapProxy` in java.base before any bytecode runs (docs/ARCHITECTURE.md,
+//! "Where HeapProxy lives"), so every class, java.base included, can call it without a module edge.
+
+use crate::bytes::ByteSink;
+use crate::error::Result;
+use crate::pool_builder::PoolBuilder;
+
+/// The class every probe calls.
+pub const PROXY_CLASS: &str = "java/lang/HeapProxy";
+
+/// Which variant of each HeapProxy method a call site uses.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Flavour {
+    /// A pure-Java wrapper that does nothing until the agent sets `HeapProxy.engaged`: safe in classes
+    /// that load (and run) before the natives are bound.
+    Early,
+    /// The native method itself, for classes loaded after the agent bound the natives.
+    Native,
+}
+
+/// The HeapProxy entry points.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Probe {
+    /// `(Object)`: every object, from `java.lang.Object.<init>`.
+    ObjectAlloc,
+    /// `(Object array, int site)`: after each array allocation.
+    ArrayAlloc,
+    /// `(int method)`: at method entry.
+    MethodEnter,
+    /// `(int method)`: before each return.
+    MethodExit,
+    /// `(int method)`: when an exception leaves the method.
+    MethodUnwind,
+}
+
+impl Probe {
+    pub fn method_name(self, flavour: Flavour) -> &'static str {
+        match (self, flavour) {
+            (Probe::ObjectAlloc, Flavour::Early) => "earlyObjectAlloc",
+            (Probe::ObjectAlloc, Flavour::Native) => "objectAlloc",
+            (Probe::ArrayAlloc, Flavour::Early) => "earlyArrayAlloc",
+            (Probe::ArrayAlloc, Flavour::Native) => "arrayAlloc",
+            (Probe::MethodEnter, Flavour::Early) => "earlyMethodEnter",
+            (Probe::MethodEnter, Flavour::Native) => "methodEnter",
+            (Probe::MethodExit, Flavour::Early) => "earlyMethodExit",
+            (Probe::MethodExit, Flavour::Native) => "methodExit",
+            (Probe::MethodUnwind, Flavour::Early) => "earlyMethodUnwind",
+            (Probe::MethodUnwind, Flavour::Native) => "methodUnwind",
+        }
+    }
+
+    pub fn descriptor(self) -> &'static str {
+        match self {
+            Probe::ObjectAlloc => "(Ljava/lang/Object;)V",
+            Probe::ArrayAlloc => "(Ljava/lang/Object;I)V",
+            Probe::MethodEnter | Probe::MethodExit | Probe::MethodUnwind => "(I)V",
+        }
+    }
+
+    /// Appends `invokestatic HeapProxy.<probe>`.
+    pub fn call(
+        self,
+        flavour: Flavour,
+        pool: &mut PoolBuilder<'_, '_>,
+        out: &mut Vec<u8>,
+    ) -> Result<()> {
+        let index = pool.methodref(PROXY_CLASS, self.method_name(flavour), self.descriptor())?;
+        out.u1(crate::bytecode::opcode::INVOKESTATIC);
+        out.u2(index);
+        Ok(())
+    }
+}
+
+/// Appends the shortest instruction that pushes the int constant `value`.
+pub fn push_int(value: u32, pool: &mut PoolBuilder<'_, '_>, out: &mut Vec<u8>) -> Result<()> {
+    use crate::bytecode::opcode as op;
+    match value {
+        0..=5 => out.u1(op::ICONST_0 + value as u8),
+        6..=127 => {
+            out.u1(op::BIPUSH);
+            out.u1(value as u8);
+        }
+        128..=32767 => {
+            out.u1(op::SIPUSH);
+            out.u2(value as u16);
+        }
+        _ => {
+            let index = pool.integer(value as i32)?;
+            if index <= 255 {
+                out.u1(op::LDC);
+                out.u1(index as u8);
+            } else {
+                out.u1(op::LDC_W);
+                out.u2(index);
+            }
+        }
+    }
+    Ok(())
+}

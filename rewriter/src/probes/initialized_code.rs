@@ -1,0 +1,138 @@
+//! Where a constructor's `this` is initialised: the code an exit handler may cover.
+//!
+//! The verifier rejects a handler whose range includes code that runs while `this` is still
+//! `uninitializedThis` (the handler frame would need the flag), and it rejects any frame that covers
+//! the `super()`/`this()` call itself. So the catch-all of a constructor covers exactly the instructions
+//! reached with `this` initialised. Finding them needs the types, not a pattern match: `super(new X())`,
+//! a ternary in the arguments, or JDK 22+ statements before `super()` all put code between entry and the
+//! call. A forward data flow over the types, first state wins, is enough: verifiable code reaches every
+//! instruction with the same initialisation state on every path.
+
+use crate::bytecode::instructions::{branch_offset, read_switch, Instruction};
+use crate::bytecode::opcode::{self as op, Shape};
+use crate::classfile::access;
+use crate::edit::type_simulation::{step, Context, State};
+use std::borrow::Cow;
+
+use crate::attributes::stack_map::{initial_locals, ClassRef, VType};
+use crate::error::Result;
+use crate::rewrite::MethodView;
+
+/// Where `this` gets and has been initialised in a constructor.
+#[derive(Debug, Default, PartialEq, Eq)]
+pub struct Initialization {
+    /// Offsets of the `invokespecial <init>` calls that initialise `this` (one in javac output).
+    pub calls: Vec<u32>,
+    /// Ranges `[start, end)` of original offsets reached with `this` initialised, merged where
+    /// adjacent. Unreached code is left out.
+    pub ranges: Vec<(u32, u32)>,
+}
+
+pub fn analyse_constructor(m: &MethodView<'_, '_>) -> Result<Initialization> {
+    let class = m.class;
+    let is_static = m.method.access & access::STATIC != 0;
+    let initial = initial_locals(
+        class.name(),
+        class.this_class,
+        m.name,
+        m.descriptor,
+        is_static,
+    )?;
+    let cx = Context {
+        pool: &class.pool,
+        this_class: class.name(),
+        code: m.code.code,
+        base: m.code.code_offset,
+    };
+    let insns = m.insns;
+    let index_of = |pc: u32| insns.binary_search_by_key(&pc, |i| i.pc).ok();
+    // None: not reached yet; Some(true): reached with `this` initialised.
+    let mut initialised: Vec<Option<bool>> = vec![None; insns.len()];
+    let mut calls = Vec::new();
+    let mut work: Vec<(usize, State<'_>)> = vec![(0, State::from_frame(&initial, &[]))];
+    while let Some((mut i, mut state)) = work.pop() {
+        while i < insns.len() && initialised[i].is_none() {
+            let insn = insns[i];
+            let uninitialised = state.locals.contains(&VType::UninitializedThis);
+            initialised[i] = Some(!uninitialised);
+            for h in &m.code.exception_table {
+                if (h.start_pc as u32..h.end_pc as u32).contains(&insn.pc) {
+                    match index_of(h.handler_pc as u32) {
+                        Some(k) if initialised[k].is_none() => {
+                            let mut s = state.clone();
+                            s.stack.clear();
+                            s.stack.push(throwable());
+                            work.push((k, s));
+                        }
+                        _ => {}
+                    }
+                }
+            }
+            let mut after = state.clone();
+            match insn.opcode {
+                // The return address is a reference-like word; its exact type does not matter here.
+                op::JSR | op::JSR_W => after.stack.push(VType::Null),
+                op::ATHROW | op::RET => {}
+                o if op::is_return(o) => {}
+                _ => step(&cx, &mut after, insn)?,
+            }
+            if uninitialised
+                && insn.opcode == op::INVOKESPECIAL
+                && !after.locals.contains(&VType::UninitializedThis)
+            {
+                calls.push(insn.pc);
+            }
+            for target in targets(m.code.code, insn) {
+                match index_of(target) {
+                    Some(k) if initialised[k].is_none() => work.push((k, after.clone())),
+                    _ => {}
+                }
+            }
+            if op::ends_flow(insn.opcode) {
+                break;
+            }
+            // A subroutine returns to the instruction after its jsr with the caller's state.
+            if !matches!(insn.opcode, op::JSR | op::JSR_W) {
+                state = after;
+            }
+            i += 1;
+        }
+    }
+    let mut ranges: Vec<(u32, u32)> = Vec::new();
+    for (k, insn) in insns.iter().enumerate() {
+        if initialised[k] != Some(true) {
+            continue;
+        }
+        let end = insn.pc + insn.len;
+        match ranges.last_mut() {
+            Some(last) if last.1 == insn.pc => last.1 = end,
+            _ => ranges.push((insn.pc, end)),
+        }
+    }
+    calls.sort_unstable();
+    calls.dedup();
+    Ok(Initialization { calls, ranges })
+}
+
+fn throwable<'a>() -> VType<'a> {
+    VType::Object(ClassRef {
+        name: Cow::Borrowed(b"java/lang/Throwable"),
+        index: 0,
+    })
+}
+
+/// Branch and switch targets of one instruction, as absolute offsets.
+fn targets(code: &[u8], insn: Instruction) -> Vec<u32> {
+    let at = |offset: i32| (insn.pc as i64 + offset as i64) as u32;
+    match op::shape(insn.opcode) {
+        Shape::Branch16 | Shape::Branch32 => vec![at(branch_offset(code, insn))],
+        Shape::TableSwitch | Shape::LookupSwitch => {
+            let s = read_switch(code, insn.pc);
+            std::iter::once(s.default)
+                .chain(s.cases.iter().map(|c| c.1))
+                .map(at)
+                .collect()
+        }
+        _ => Vec::new(),
+    }
+}

@@ -1,0 +1,62 @@
+//! The edit the agent and `rewrite-class` apply: every probe the selection asks for, in one pass.
+
+use super::array_alloc;
+use super::exclusions::{class_never_instrumented, method_probes_forbidden};
+use super::heap_proxy::Flavour;
+use super::ids::IdRegistry;
+use super::method_calls;
+use super::object_alloc;
+use super::selection::Selection;
+use crate::classfile::ClassFile;
+use crate::edit::Insertions;
+use crate::error::Result;
+use crate::pool_builder::PoolBuilder;
+use crate::rewrite::{MethodEdit, MethodView};
+
+pub struct Instrumenter<'s> {
+    pub selection: &'s dyn Selection,
+    pub ids: &'s IdRegistry,
+    pub flavour: Flavour,
+}
+
+impl MethodEdit for Instrumenter<'_> {
+    fn wants_class(&self, class: &ClassFile<'_>) -> bool {
+        let name = class.name();
+        !class_never_instrumented(name)
+            && ((self.selection.objects() && name == b"java/lang/Object")
+                || self.selection.class_wanted(name))
+    }
+
+    fn plan(
+        &self,
+        m: &MethodView<'_, '_>,
+        pool: &mut PoolBuilder<'_, '_>,
+        out: &mut Insertions,
+    ) -> Result<()> {
+        let class = m.class.name();
+        if self.selection.objects()
+            && object_alloc::is_object_constructor(class, m.name, m.descriptor)
+        {
+            object_alloc::plan(self.flavour, pool, out)?;
+        }
+        let arrays = self.selection.arrays(class, m.name, m.descriptor)
+            && m.insns
+                .iter()
+                .any(|i| array_alloc::is_array_allocation(i.opcode));
+        let methods = method_probes_forbidden(class, m.name).is_none()
+            && self
+                .selection
+                .methods(class, m.name, m.descriptor, m.method.access);
+        if !arrays && !methods {
+            return Ok(());
+        }
+        let id = self.ids.method_id(class, m.name, m.descriptor);
+        if arrays {
+            array_alloc::plan(m, id, self.ids, self.flavour, pool, out)?;
+        }
+        if methods {
+            method_calls::plan(m, id, self.flavour, pool, out)?;
+        }
+        Ok(())
+    }
+}

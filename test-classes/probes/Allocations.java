@@ -1,0 +1,48 @@
+// Exact object and array counts: the test rewrites this class and java.lang.Object with the allocation probes
+// and runs it against the counting test HeapProxy. Prints "count <class> <n>" for each class it allocates.
+import java.util.function.Supplier;
+
+public class Allocations {
+    static class Foo { int x; }
+    static class Bar extends Foo { Bar() { super(); } Bar(int v) { this(); x = v; } }
+    record Point(int x, int y) {}
+
+    static Object sink;
+
+    public static void main(String[] args) {
+        HeapProxy.reset();
+        for (int i = 0; i < 1000; i++) sink = new Foo();
+        for (int i = 0; i < 250; i++) sink = new Bar(i);          // this() then super(): one object each
+        Supplier<Point> s = () -> new Point(1, 2);
+        for (int i = 0; i < 40; i++) sink = s.get();
+
+        for (int i = 0; i < 3; i++) {
+            sink = new boolean[1]; sink = new byte[2]; sink = new char[3]; sink = new short[4];
+            sink = new int[5]; sink = new long[6]; sink = new float[7]; sink = new double[8];
+        }
+        sink = new String[10];
+        sink = new Foo[]{ null, null };                          // initializer: anewarray
+        sink = new int[3][4];                                    // 1 int[][] + 3 int[]
+        sink = new int[2][];                                     // 1 int[][] only
+        sink = new Foo[2][3][];                                  // 1 Foo[][][] + 2 Foo[][]
+        sink = new long[2][2][2];                                // 1 + 2 + 4
+        try {
+            sink = new int[-1];                                  // throws: no array, no count
+        } catch (NegativeArraySizeException e) {
+            // expected
+        }
+
+        Class<?>[] report = {
+            Foo.class, Bar.class, Point.class,
+            boolean[].class, byte[].class, char[].class, short[].class,
+            int[].class, long[].class, float[].class, double[].class,
+            String[].class, Foo[].class, int[][].class, Foo[][][].class, Foo[][].class,
+            long[][][].class, long[][].class,
+        };
+        long[] counts = new long[report.length];
+        for (int i = 0; i < report.length; i++) counts[i] = HeapProxy.count(report[i]);
+        for (int i = 0; i < report.length; i++) {
+            System.out.println("count " + report[i].getTypeName() + " " + counts[i]);
+        }
+    }
+}

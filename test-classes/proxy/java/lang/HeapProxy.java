@@ -1,0 +1,141 @@
+/*
+ * A test stand-in for the agent's HeapProxy: it only counts, in Java. Tests compile it into java.base with
+ *   javac --patch-module java.base=test-classes/proxy -d OUT test-classes/proxy/java/lang/HeapProxy.java
+ * and run rewritten classes with --patch-module java.base=OUT (plus a rewritten java/lang/Object.class when
+ * objects are counted).
+ *
+ * Every probe can run inside any method of any class, java.base included, and Object.<init> calls it for every
+ * object. So nothing here may allocate an object or call a JDK method that could be instrumented: counters live
+ * in arrays sized up front (arrays do not run Object.<init>, and this class is never instrumented), lookups are
+ * open-addressed by identity hash, and the only JDK calls are natives (getClass, identityHashCode,
+ * Thread.currentThread is not needed). Locking is on HeapProxy.class (synchronized static methods): a monitor
+ * allocates no Java object.
+ */
+package java.lang;
+
+public final class HeapProxy {
+    private HeapProxy() {}
+
+    /* Counting starts once the tables exist; probes that run during <clinit> itself are ignored. */
+    private static boolean ready;
+
+    private static final int CLASS_SLOTS = 1 << 14;
+    private static final Class<?>[] classes = new Class<?>[CLASS_SLOTS];
+    private static final long[] instances = new long[CLASS_SLOTS];
+
+    private static final int MAX_IDS = 1 << 18;
+    private static final long[] enters = new long[MAX_IDS];
+    private static final long[] exits = new long[MAX_IDS];
+    private static final long[] unwinds = new long[MAX_IDS];
+    private static final long[] sites = new long[MAX_IDS];
+    private static long dropped;
+
+    static {
+        ready = true;
+    }
+
+    // ---- the probes, both flavours (the test proxy has no natives, so they behave the same)
+
+    public static void earlyObjectAlloc(Object o) { objectAlloc(o); }
+    public static void earlyArrayAlloc(Object a, int site) { arrayAlloc(a, site); }
+    public static void earlyMethodEnter(int id) { methodEnter(id); }
+    public static void earlyMethodExit(int id) { methodExit(id); }
+    public static void earlyMethodUnwind(int id) { methodUnwind(id); }
+
+    public static synchronized void objectAlloc(Object o) {
+        if (ready) countInstance(o.getClass());
+    }
+
+    public static synchronized void arrayAlloc(Object a, int site) {
+        if (!ready) return;
+        if (site > 0 && site < MAX_IDS) sites[site]++; else dropped++;
+        countArray(a);
+    }
+
+    public static synchronized void methodEnter(int id) {
+        if (ready) bump(enters, id);
+    }
+
+    public static synchronized void methodExit(int id) {
+        if (ready) bump(exits, id);
+    }
+
+    public static synchronized void methodUnwind(int id) {
+        if (ready) bump(unwinds, id);
+    }
+
+    // ---- reading and resetting, for test programs (call through reflection or directly)
+
+    /** Instances (objects or arrays) of exactly this class counted since the last reset. */
+    public static synchronized long count(Class<?> c) {
+        int i = slot(c, false);
+        return i < 0 ? 0 : instances[i];
+    }
+
+    public static synchronized long enters(int id) { return id > 0 && id < MAX_IDS ? enters[id] : 0; }
+    public static synchronized long exits(int id) { return id > 0 && id < MAX_IDS ? exits[id] : 0; }
+    public static synchronized long unwinds(int id) { return id > 0 && id < MAX_IDS ? unwinds[id] : 0; }
+    public static synchronized long site(int id) { return id > 0 && id < MAX_IDS ? sites[id] : 0; }
+    public static synchronized long dropped() { return dropped; }
+
+    public static synchronized void reset() {
+        for (int i = 0; i < CLASS_SLOTS; i++) { instances[i] = 0; }
+        for (int i = 0; i < MAX_IDS; i++) { enters[i] = 0; exits[i] = 0; unwinds[i] = 0; sites[i] = 0; }
+        dropped = 0;
+    }
+
+    /**
+     * Every non-zero method counter as "id enters exits unwinds" lines, each site as "site id n". The text is
+     * built only after the counters are copied, so building it does not change what it reports.
+     */
+    public static String methodReport() {
+        long[] e, x, u, s;
+        synchronized (HeapProxy.class) {
+            e = enters.clone(); x = exits.clone(); u = unwinds.clone(); s = sites.clone();
+        }
+        StringBuilder b = new StringBuilder();
+        for (int i = 1; i < MAX_IDS; i++) {
+            if (e[i] != 0 || x[i] != 0 || u[i] != 0) {
+                b.append("method ").append(i).append(' ').append(e[i]).append(' ').append(x[i]).append(' ').append(u[i]).append('\n');
+            }
+            if (s[i] != 0) b.append("site ").append(i).append(' ').append(s[i]).append('\n');
+        }
+        return b.toString();
+    }
+
+    // ---- internals
+
+    private static void bump(long[] table, int id) {
+        if (id > 0 && id < MAX_IDS) table[id]++; else dropped++;
+    }
+
+    /* multianewarray reports the outer array only; its sub-arrays exist already, so they are walked here. */
+    private static void countArray(Object a) {
+        countInstance(a.getClass());
+        if (a instanceof Object[] outer && outer.getClass().getComponentType().isArray()) {
+            for (Object inner : outer) {
+                if (inner != null) countArray(inner);
+            }
+        }
+    }
+
+    private static void countInstance(Class<?> c) {
+        int i = slot(c, true);
+        if (i >= 0) instances[i]++; else dropped++;
+    }
+
+    private static int slot(Class<?> c, boolean add) {
+        int mask = CLASS_SLOTS - 1;
+        int i = System.identityHashCode(c) & mask;
+        for (int probes = 0; probes < CLASS_SLOTS; probes++, i = (i + 1) & mask) {
+            Class<?> k = classes[i];
+            if (k == c) return i;
+            if (k == null) {
+                if (!add) return -1;
+                classes[i] = c;
+                return i;
+            }
+        }
+        return -1;
+    }
+}
