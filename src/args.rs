@@ -2,11 +2,18 @@
 
 use std::path::PathBuf;
 
+use instr_rewriter::probes::Flavour;
+
 pub const USAGE: &str = "\
-usage: rewrite-class [--rules FILE] [--edit nop] [--dump METHOD] INPUT -o OUTPUT
+usage: rewrite-class [--rules FILE] [--flavour native|early] [--ids FILE] [--edit nop] [--dump METHOD]
+                     INPUT -o OUTPUT
 
 INPUT and OUTPUT are each a .class file, a .jar or a directory (layout mirrored, other files copied).
-  --rules FILE    rules file selecting what to instrument (an empty file selects nothing)
+  --rules FILE    rules file selecting what to instrument (rules/README.md; an empty file selects
+                  nothing, and so does leaving the option out)
+  --flavour F     which HeapProxy variant the probes call: native (default; what the agent uses for
+                  classes loaded after VM start-up) or early (the pure-Java wrappers it uses before)
+  --ids FILE      write the map from method and array-site ids to names (tab-separated)
   --edit nop      self-test edit: a nop at every method entry, before every return and after every
                   array allocation, in every method
   --dump METHOD   print a listing of METHOD (name, name+descriptor, or * for all) before and after
@@ -26,6 +33,8 @@ pub struct Args {
     pub rules: Option<PathBuf>,
     pub edit: EditChoice,
     pub dump: Option<String>,
+    pub flavour: Flavour,
+    pub ids: Option<PathBuf>,
 }
 
 /// Parses the arguments (without the program name). `Err` holds a one-line message.
@@ -35,6 +44,8 @@ pub fn parse(args: impl IntoIterator<Item = String>) -> Result<Args, String> {
     let mut rules = None;
     let mut edit = EditChoice::Rules;
     let mut dump = None;
+    let mut flavour = Flavour::Native;
+    let mut ids = None;
     let mut it = args.into_iter();
     while let Some(arg) = it.next() {
         let mut value = |name: &str| it.next().ok_or_else(|| format!("{name} needs a value"));
@@ -42,6 +53,16 @@ pub fn parse(args: impl IntoIterator<Item = String>) -> Result<Args, String> {
             "-o" | "--output" => output = Some(PathBuf::from(value("-o")?)),
             "--rules" => rules = Some(PathBuf::from(value("--rules")?)),
             "--dump" => dump = Some(value("--dump")?),
+            "--ids" => ids = Some(PathBuf::from(value("--ids")?)),
+            "--flavour" => {
+                flavour = match value("--flavour")?.as_str() {
+                    "native" => Flavour::Native,
+                    "early" => Flavour::Early,
+                    other => {
+                        return Err(format!("unknown flavour '{other}' (known: native, early)"))
+                    }
+                }
+            }
             "--edit" => {
                 edit = match value("--edit")?.as_str() {
                     "nop" => EditChoice::Nop,
@@ -66,6 +87,8 @@ pub fn parse(args: impl IntoIterator<Item = String>) -> Result<Args, String> {
         rules,
         edit,
         dump,
+        flavour,
+        ids,
     })
 }
 

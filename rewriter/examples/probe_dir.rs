@@ -2,24 +2,9 @@
 //! and prints warnings. `cargo run --release -p instr-rewriter --example probe_dir -- DIR OUT`
 use std::path::{Path, PathBuf};
 
-use instr_rewriter::probes::{Flavour, IdRegistry, Instrumenter, Selection};
+use instr_rewriter::probes::selection::Everything;
+use instr_rewriter::probes::{Flavour, IdRegistry, Instrumenter};
 use instr_rewriter::{rewrite, Options};
-
-struct Everything;
-impl Selection for Everything {
-    fn objects(&self) -> bool {
-        true
-    }
-    fn class_wanted(&self, _: &[u8]) -> bool {
-        true
-    }
-    fn arrays(&self, _: &[u8], _: &[u8], _: &[u8]) -> bool {
-        true
-    }
-    fn methods(&self, _: &[u8], _: &[u8], _: &[u8], _: u16) -> bool {
-        true
-    }
-}
 
 fn walk(dir: &Path, out: &mut Vec<PathBuf>) {
     for e in std::fs::read_dir(dir).unwrap() {

@@ -3,9 +3,11 @@
 use std::process::ExitCode;
 
 use instr_cli::args::{self, EditChoice};
-use instr_cli::targets::Rewriter;
-use instr_rewriter::probes::nop::{NoEdit, NopEdit};
+use instr_cli::targets::{write_atomically, Rewriter};
+use instr_rewriter::probes::nop::NopEdit;
+use instr_rewriter::probes::{IdRegistry, Instrumenter};
 use instr_rewriter::MethodEdit;
+use instr_rules::Rules;
 
 fn main() -> ExitCode {
     let args = match args::parse(std::env::args().skip(1)) {
@@ -15,15 +17,25 @@ fn main() -> ExitCode {
             return ExitCode::from(2);
         }
     };
-    if let Some(rules) = &args.rules {
-        if let Err(e) = check_rules(rules) {
-            eprintln!("rewrite-class: {e}");
-            return ExitCode::from(2);
-        }
-    }
+    let rules = match &args.rules {
+        Some(path) => match Rules::from_file(path) {
+            Ok(r) => r,
+            Err(e) => {
+                eprintln!("rewrite-class: {e}");
+                return ExitCode::from(2);
+            }
+        },
+        None => Rules::empty(),
+    };
+    let ids = IdRegistry::new();
+    let instrumenter = Instrumenter {
+        selection: &rules,
+        ids: &ids,
+        flavour: args.flavour,
+    };
     let edit: &dyn MethodEdit = match args.edit {
         EditChoice::Nop => &NopEdit,
-        EditChoice::Rules => &NoEdit,
+        EditChoice::Rules => &instrumenter,
     };
     let mut rewriter = Rewriter {
         edit,
@@ -47,6 +59,12 @@ fn main() -> ExitCode {
         s.warnings.len(),
         s.errors.len()
     );
+    if let Some(path) = &args.ids {
+        if let Err(e) = write_atomically(path, ids.to_tsv().as_bytes()) {
+            eprintln!("rewrite-class: {e}");
+            return ExitCode::from(1);
+        }
+    }
     match result {
         Err(e) => {
             eprintln!("rewrite-class: {e}");
@@ -54,22 +72,5 @@ fn main() -> ExitCode {
         }
         Ok(()) if !s.errors.is_empty() => ExitCode::from(1),
         Ok(()) => ExitCode::SUCCESS,
-    }
-}
-
-/// Until the probes land, a rules file may only select nothing: empty or comments only.
-fn check_rules(path: &std::path::Path) -> Result<(), String> {
-    let text = std::fs::read_to_string(path).map_err(|e| format!("{}: {e}", path.display()))?;
-    match text
-        .lines()
-        .enumerate()
-        .find(|(_, l)| !l.trim().is_empty() && !l.trim_start().starts_with('#'))
-    {
-        None => Ok(()),
-        Some((n, _)) => Err(format!(
-            "{}:{}: rules that select methods are not supported yet",
-            path.display(),
-            n + 1
-        )),
     }
 }

@@ -17,3 +17,21 @@ pub trait Selection: Send + Sync {
     /// bridge and synthetic methods can be told apart.
     fn methods(&self, class: &[u8], method: &[u8], descriptor: &[u8], access: u16) -> bool;
 }
+
+/// Every probe on every method of every class (what `rules/all.yaml` selects): for tests and benchmarks.
+pub struct Everything;
+
+impl Selection for Everything {
+    fn objects(&self) -> bool {
+        true
+    }
+    fn class_wanted(&self, _: &[u8]) -> bool {
+        true
+    }
+    fn arrays(&self, _: &[u8], _: &[u8], _: &[u8]) -> bool {
+        true
+    }
+    fn methods(&self, _: &[u8], _: &[u8], _: &[u8], _: u16) -> bool {
+        true
+    }
+}

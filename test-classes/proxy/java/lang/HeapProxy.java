@@ -16,7 +16,10 @@ package java.lang;
 public final class HeapProxy {
     private HeapProxy() {}
 
-    /* Counting starts once the tables exist; probes that run during <clinit> itself are ignored. */
+    /*
+     * Counting starts at the first reset(). Until then every probe returns at once: probes also run while the VM
+     * boots (in java.base, when it is rewritten), before even Class.isArray can be called.
+     */
     private static boolean ready;
 
     private static final int CLASS_SLOTS = 1 << 14;
@@ -29,10 +32,6 @@ public final class HeapProxy {
     private static final long[] unwinds = new long[MAX_IDS];
     private static final long[] sites = new long[MAX_IDS];
     private static long dropped;
-
-    static {
-        ready = true;
-    }
 
     // ---- the probes, both flavours (the test proxy has no natives, so they behave the same)
 
@@ -82,6 +81,7 @@ public final class HeapProxy {
         for (int i = 0; i < CLASS_SLOTS; i++) { instances[i] = 0; }
         for (int i = 0; i < MAX_IDS; i++) { enters[i] = 0; exits[i] = 0; unwinds[i] = 0; sites[i] = 0; }
         dropped = 0;
+        ready = true;
     }
 
     /**

@@ -1,0 +1,69 @@
+//! The rules file exactly as written. Every struct denies unknown keys so that a misspelt key is an
+//! error instead of a silently ignored setting. Values that are validated after parsing (patterns,
+//! depth, output) keep their source location in a `Spanned` so the error can point at them.
+
+use serde::Deserialize;
+use serde_saphyr::Spanned;
+
+/// The top-level mapping.
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RulesFile {
+    /// The probes to turn on; absent means none.
+    #[serde(default)]
+    pub probes: Option<Vec<Spanned<ProbeName>>>,
+    /// Which methods get entry/exit probes.
+    #[serde(default)]
+    pub methods: Option<MethodsSection>,
+    /// Which allocating sites are recorded.
+    #[serde(default)]
+    pub allocations: Option<AllocationsSection>,
+    /// Report path prefix template.
+    #[serde(default)]
+    pub output: Option<Spanned<String>>,
+}
+
+/// The names allowed in `probes`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum ProbeName {
+    Objects,
+    Arrays,
+    Methods,
+}
+
+impl ProbeName {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ProbeName::Objects => "objects",
+            ProbeName::Arrays => "arrays",
+            ProbeName::Methods => "methods",
+        }
+    }
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct MethodsSection {
+    #[serde(default)]
+    pub include: Option<Vec<Spanned<String>>>,
+    #[serde(default)]
+    pub exclude: Option<Vec<Spanned<String>>>,
+    #[serde(default)]
+    pub bridges: Option<bool>,
+    #[serde(default)]
+    pub synthetic: Option<bool>,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct AllocationsSection {
+    #[serde(default)]
+    pub include: Option<Vec<Spanned<String>>>,
+    #[serde(default)]
+    pub exclude: Option<Vec<Spanned<String>>>,
+    /// Signed so that a negative depth is reported by our range check, with its hint, rather than
+    /// as a type error.
+    #[serde(default)]
+    pub depth: Option<Spanned<i64>>,
+}

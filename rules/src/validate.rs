@@ -1,0 +1,137 @@
+//! Turns the file as written ([`RulesFile`]) into [`Rules`], checking what serde cannot: pattern
+//! syntax, the depth range, the output template and repeated probe names. Each check reports the
+//! location of the value itself, which serde-saphyr keeps for us in `Spanned`.
+
+use serde_saphyr::{Location, Spanned};
+
+use crate::error::RulesError;
+use crate::filter::Filter;
+use crate::pattern::{Pattern, PATTERN_SYNTAX};
+use crate::schema::{ProbeName, RulesFile};
+use crate::{Rules, DEFAULT_DEPTH, DEFAULT_OUTPUT, MAX_DEPTH};
+
+pub(crate) fn build(file: RulesFile, origin: &str) -> Result<Rules, RulesError> {
+    let mut rules = Rules::empty();
+
+    let mut seen: Vec<ProbeName> = Vec::new();
+    for probe in file.probes.unwrap_or_default() {
+        if seen.contains(&probe.value) {
+            return Err(error_at(
+                origin,
+                &probe,
+                format!("probe `{}` is listed twice", probe.value.as_str()),
+                "list each of `objects`, `arrays`, `methods` at most once".to_owned(),
+            ));
+        }
+        seen.push(probe.value);
+        match probe.value {
+            ProbeName::Objects => rules.objects = true,
+            ProbeName::Arrays => rules.arrays = true,
+            ProbeName::Methods => rules.methods = true,
+        }
+    }
+
+    if let Some(methods) = file.methods {
+        rules.method_filter = Filter::new(
+            patterns(origin, methods.include.unwrap_or_default())?,
+            patterns(origin, methods.exclude.unwrap_or_default())?,
+        );
+        rules.bridges = methods.bridges.unwrap_or(false);
+        rules.synthetic = methods.synthetic.unwrap_or(false);
+    }
+
+    if let Some(allocations) = file.allocations {
+        let include = match allocations.include {
+            Some(include) => patterns(origin, include)?,
+            None => Filter::everything_patterns(),
+        };
+        rules.allocation_filter = Filter::new(
+            include,
+            patterns(origin, allocations.exclude.unwrap_or_default())?,
+        );
+        if let Some(depth) = allocations.depth {
+            rules.depth = depth_in_range(depth.value).ok_or_else(|| {
+                error_at(
+                    origin,
+                    &depth,
+                    format!("depth {} is out of range", depth.value),
+                    depth_hint(),
+                )
+            })?;
+        }
+    }
+
+    if let Some(output) = file.output {
+        check_output(&output.value).map_err(|problem| {
+            error_at(
+                origin,
+                &output,
+                problem,
+                format!(
+                    "`output` is a path prefix where `%p` stands for the process id and `%%` for \
+                     a literal `%`, e.g. \"{DEFAULT_OUTPUT}\""
+                ),
+            )
+        })?;
+        rules.output = output.value;
+    }
+
+    Ok(rules)
+}
+
+pub(crate) fn depth_in_range(depth: i64) -> Option<u32> {
+    u32::try_from(depth)
+        .ok()
+        .filter(|depth| (1..=MAX_DEPTH).contains(depth))
+}
+
+pub(crate) fn depth_hint() -> String {
+    format!("`depth` is the number of stack frames recorded per allocation site, 1 to {MAX_DEPTH} (default {DEFAULT_DEPTH})")
+}
+
+fn patterns(origin: &str, written: Vec<Spanned<String>>) -> Result<Vec<Pattern>, RulesError> {
+    written
+        .into_iter()
+        .map(|pattern| {
+            Pattern::parse(&pattern.value)
+                .map_err(|problem| error_at(origin, &pattern, problem, PATTERN_SYNTAX.to_owned()))
+        })
+        .collect()
+}
+
+fn check_output(template: &str) -> Result<(), String> {
+    if template.is_empty() {
+        return Err("`output` is empty".to_owned());
+    }
+    let mut chars = template.chars();
+    while let Some(c) = chars.next() {
+        if c == '%' {
+            match chars.next() {
+                Some('p' | '%') => {}
+                Some(other) => {
+                    return Err(format!(
+                        "`output` \"{template}\" has unknown escape `%{other}`"
+                    ))
+                }
+                None => return Err(format!("`output` \"{template}\" ends with a lone `%`")),
+            }
+        }
+    }
+    Ok(())
+}
+
+fn error_at<T>(origin: &str, value: &Spanned<T>, problem: String, hint: String) -> RulesError {
+    match position(value) {
+        Some((line, column)) => RulesError::at(origin, line, column, problem, hint),
+        None => RulesError::whole(origin, problem, hint),
+    }
+}
+
+/// Where the value is used; for a value reached through an alias, the anchor when the use site is
+/// unknown.
+fn position<T>(value: &Spanned<T>) -> Option<(u64, u64)> {
+    [value.referenced, value.defined]
+        .into_iter()
+        .find(|location: &Location| location.line() > 0)
+        .map(|location| (location.line(), location.column()))
+}
