@@ -1,4 +1,272 @@
-//! `libinstr.so`, the JVMTI agent. It only links the rewriter for now; the agent itself is issue 4.
+//! `libinstr.so`, the JVMTI agent: rewrites classes as they load so that every allocation (and, when the
+//! rules ask, every call) reports to `java.lang.HeapProxy`, and writes exact reports at VM exit.
+//!
+//! Life cycle:
+//! * `Agent_OnLoad`: options and rules, capabilities (the early class hook, so that `java.lang.Object`
+//!   itself is rewritten), callbacks.
+//! * early VM_START, before any bytecode runs: define `java.lang.HeapProxy` in java.base from the bytes
+//!   embedded at build time.
+//! * ClassFileLoadHook (`hook.rs`): the rewriter, with the Early flavour until the agent is engaged.
+//! * VM_INIT: `HeapProxy.engage(...)`; classes loaded from then on call the native flavour.
+//! * VM_DEATH: read the counters back and write the reports (`report.rs`).
 
-/// The rewriter the agent will run in ClassFileLoadHook.
+pub mod hook;
+pub mod jni;
+pub mod jvmti;
+pub mod natives;
+pub mod options;
+pub mod report;
+pub mod stacks;
+pub mod state;
+
+use std::ffi::{c_char, c_void, CStr};
+use std::panic::{catch_unwind, AssertUnwindSafe};
+use std::sync::atomic::Ordering;
+use std::sync::OnceLock;
+use std::time::Instant;
+
+use jni_sys::{jint, jvalue, JNIEnv, JavaVM, JNI_ERR, JNI_OK};
+
+use crate::jvmti::jthread;
+
+/// The rewriter the agent runs in ClassFileLoadHook.
 pub use instr_rewriter as rewriter;
+
+use crate::jni::Jni;
+use crate::jvmti::{capability, event, Capabilities, Env, EventCallbacks, Jvmti, ENABLE};
+use crate::state::{agent, install, lock, Agent, GlobalRef};
+
+/// java/HeapProxy/java/lang/HeapProxy.java, compiled by build.rs.
+static HEAP_PROXY_CLASS: &[u8] = include_bytes!(concat!(
+    env!("OUT_DIR"),
+    "/heap-proxy/java/lang/HeapProxy.class"
+));
+
+const CLASS_SLOTS: jint = 1 << 16;
+const MAX_SITES: jint = 1 << 20;
+const MAX_METHODS: jint = 1 << 20;
+
+fn since_load() -> u64 {
+    static START: OnceLock<Instant> = OnceLock::new();
+    START.get_or_init(Instant::now).elapsed().as_nanos() as u64
+}
+
+/// # Safety
+/// Called by the JVM with a valid `JavaVM` and a NUL-terminated option string (or null).
+#[no_mangle]
+pub unsafe extern "system" fn Agent_OnLoad(
+    vm: *mut JavaVM,
+    options: *mut c_char,
+    _reserved: *mut c_void,
+) -> jint {
+    let options = if options.is_null() {
+        String::new()
+    } else {
+        unsafe { CStr::from_ptr(options) }
+            .to_string_lossy()
+            .into_owned()
+    };
+    match catch_unwind(AssertUnwindSafe(|| unsafe { load(vm, &options) })) {
+        Ok(Ok(())) => JNI_OK,
+        Ok(Err(message)) => {
+            eprintln!("instr: {message}");
+            JNI_ERR
+        }
+        Err(_) => {
+            eprintln!("instr: internal error while loading; the VM is not started");
+            JNI_ERR
+        }
+    }
+}
+
+unsafe fn load(vm: *mut JavaVM, options: &str) -> Result<(), String> {
+    let rules = match options::parse(options)? {
+        options::Parsed::Help => {
+            println!("{}", options::HELP);
+            return Err("help printed; not starting the VM".into());
+        }
+        options::Parsed::Run(r) => r,
+    };
+    check_output_writable(&rules.output_path(std::process::id()))?;
+
+    let mut env: *mut c_void = std::ptr::null_mut();
+    let rc = unsafe { ((**vm).GetEnv.unwrap())(vm, &mut env, jvmti::VERSION_1_2) };
+    if rc != JNI_OK || env.is_null() {
+        return Err(format!("JVMTI 1.2 is not available (GetEnv returned {rc})"));
+    }
+    let jvmti = Jvmti(env as Env);
+    let wanted = [
+        capability::GENERATE_ALL_CLASS_HOOK_EVENTS,
+        capability::GENERATE_EARLY_CLASS_HOOK_EVENTS,
+        capability::GENERATE_EARLY_VMSTART,
+        capability::GET_SOURCE_FILE_NAME,
+        capability::GET_LINE_NUMBERS,
+        capability::GENERATE_GARBAGE_COLLECTION_EVENTS,
+    ];
+    let potential = jvmti.potential_capabilities();
+    let mut caps = Capabilities::default();
+    for bit in wanted {
+        if !potential.has(bit) {
+            return Err(format!(
+                "this VM does not offer the JVMTI capability {}",
+                capability::name(bit)
+            ));
+        }
+        caps = caps.with(bit);
+    }
+    if jvmti.add_capabilities(&caps) != jvmti::ERROR_NONE {
+        return Err("AddCapabilities failed".into());
+    }
+    since_load();
+    install(Agent {
+        jvmti,
+        rules,
+        ids: Default::default(),
+        engaged: Default::default(),
+        proxy: Default::default(),
+        instance_sizes: Default::default(),
+        stacks: Default::default(),
+        failed: Default::default(),
+        gc: Default::default(),
+    });
+    let mut callbacks = EventCallbacks::default();
+    callbacks.set(event::VM_START, vm_start as jvmti::VmStartFn);
+    callbacks.set(event::VM_INIT, vm_init as jvmti::VmInitFn);
+    callbacks.set(event::VM_DEATH, vm_death as jvmti::VmDeathFn);
+    callbacks.set(
+        event::CLASS_FILE_LOAD_HOOK,
+        hook::class_file_load_hook as jvmti::ClassFileLoadHookFn,
+    );
+    callbacks.set(event::GARBAGE_COLLECTION_START, gc_start as jvmti::GcFn);
+    callbacks.set(event::GARBAGE_COLLECTION_FINISH, gc_finish as jvmti::GcFn);
+    if jvmti.set_event_callbacks(&callbacks) != jvmti::ERROR_NONE {
+        return Err("SetEventCallbacks failed".into());
+    }
+    for e in [
+        event::VM_START,
+        event::VM_INIT,
+        event::VM_DEATH,
+        event::CLASS_FILE_LOAD_HOOK,
+        event::GARBAGE_COLLECTION_START,
+        event::GARBAGE_COLLECTION_FINISH,
+    ] {
+        if jvmti.set_event_notification_mode(e, ENABLE) != jvmti::ERROR_NONE {
+            return Err(format!("cannot enable JVMTI event {e}"));
+        }
+    }
+    Ok(())
+}
+
+/// Fails at start-up, not at exit, when the reports could not be written.
+fn check_output_writable(prefix: &str) -> Result<(), String> {
+    let probe = format!("{prefix}.json.tmp{}", std::process::id());
+    std::fs::write(&probe, b"")
+        .map_err(|e| format!("cannot write reports to {prefix}.json: {e}"))?;
+    let _ = std::fs::remove_file(&probe);
+    Ok(())
+}
+
+unsafe extern "system" fn vm_start(_jvmti: Env, env: *mut JNIEnv) {
+    let _ = catch_unwind(AssertUnwindSafe(|| {
+        let Some(a) = agent() else { return };
+        let jni = Jni(env);
+        // Early VM_START: no bytecode has run yet. An exception raised now would be fatal, so every call
+        // clears what it raises.
+        match jni.define_boot_class("java/lang/HeapProxy", HEAP_PROXY_CLASS) {
+            Some(c) => *lock(&a.proxy) = Some(GlobalRef(jni.new_global(c))),
+            None => eprintln!("instr: cannot define java.lang.HeapProxy; nothing will be counted"),
+        }
+    }));
+}
+
+unsafe extern "system" fn vm_init(_jvmti: Env, env: *mut JNIEnv, _thread: jthread) {
+    let _ = catch_unwind(AssertUnwindSafe(|| {
+        let Some(a) = agent() else { return };
+        let Some(proxy) = *lock(&a.proxy) else { return };
+        let jni = Jni(env);
+        let (header, reference) = array_layout(a, jni);
+        let Some(engage) = jni.static_method(proxy.0, "engage", "(IIIIJI)V") else {
+            eprintln!("instr: HeapProxy.engage not found; nothing will be counted");
+            return;
+        };
+        let methods = if a.rules.methods() { MAX_METHODS } else { 1 };
+        let args = [
+            jvalue {
+                i: a.rules.depth() as jint,
+            },
+            jvalue { i: CLASS_SLOTS },
+            jvalue { i: MAX_SITES },
+            jvalue { i: methods },
+            jvalue { j: header },
+            jvalue { i: reference },
+        ];
+        if jni.call_static_void(proxy.0, engage, &args) {
+            a.engaged.store(true, Ordering::Release);
+        } else {
+            eprintln!("instr: HeapProxy.engage failed; nothing will be counted");
+        }
+    }));
+}
+
+/// Array header size and reference size, measured on this VM (compressed oops or not).
+fn array_layout(a: &Agent, jni: Jni) -> (i64, jint) {
+    let empty = jni.new_int_array(0);
+    let header = a.jvmti.object_size(empty).unwrap_or(16);
+    jni.delete_local(empty);
+    let reference = jni
+        .find_class("java/lang/Object")
+        .map(|object| {
+            let (a0, a16) = (
+                jni.new_object_array(0, object),
+                jni.new_object_array(16, object),
+            );
+            let r = (a.jvmti.object_size(a16).unwrap_or(80)
+                - a.jvmti.object_size(a0).unwrap_or(16))
+                / 16;
+            jni.delete_local(a0);
+            jni.delete_local(a16);
+            r as jint
+        })
+        .unwrap_or(4);
+    (header, reference)
+}
+
+unsafe extern "system" fn vm_death(_jvmti: Env, env: *mut JNIEnv) {
+    let _ = catch_unwind(AssertUnwindSafe(|| {
+        let Some(a) = agent() else { return };
+        let Some(proxy) = *lock(&a.proxy) else { return };
+        let jni = Jni(env);
+        let r = report::collect(a, jni, proxy.0);
+        let pid = std::process::id();
+        let prefix = a.rules.output_path(pid);
+        let json = report::to_json(a, &r, pid);
+        let text = report::to_text(a, &r, pid);
+        for (path, bytes) in [
+            (
+                format!("{prefix}.json"),
+                serde_json::to_vec_pretty(&json).unwrap_or_default(),
+            ),
+            (format!("{prefix}.txt"), text.into_bytes()),
+        ] {
+            if let Err(e) = report::write_atomically(&path, &bytes) {
+                eprintln!("instr: {e}");
+            }
+        }
+    }));
+}
+
+unsafe extern "system" fn gc_start(_jvmti: Env) {
+    // VM thread, at a safepoint: no JNI, no locks a Java thread could hold.
+    if let Some(a) = agent() {
+        a.gc.started.store(since_load(), Ordering::Relaxed);
+    }
+}
+
+unsafe extern "system" fn gc_finish(_jvmti: Env) {
+    if let Some(a) = agent() {
+        let pause = since_load().saturating_sub(a.gc.started.load(Ordering::Relaxed));
+        a.gc.count.fetch_add(1, Ordering::Relaxed);
+        a.gc.total_nanos.fetch_add(pause, Ordering::Relaxed);
+        a.gc.max_nanos.fetch_max(pause, Ordering::Relaxed);
+    }
+}

@@ -147,7 +147,7 @@ fn yaml_hint(error: &YamlError) -> String {
             "write a mapping of `key: value` lines; see rules/README.md for the keys".to_owned()
         }
         YamlError::InvalidScalar { .. } => {
-            "`depth` is a whole number from 1 to 64; the other scalars are strings or true/false"
+            "`depth` is a whole number from 0 to 64; the other scalars are strings or true/false"
                 .to_owned()
         }
         YamlError::UnknownAnchor { .. } => "define the `&anchor` before using `*alias`; a pattern \

@@ -82,11 +82,11 @@ pub(crate) fn build(file: RulesFile, origin: &str) -> Result<Rules, RulesError> 
 pub(crate) fn depth_in_range(depth: i64) -> Option<u32> {
     u32::try_from(depth)
         .ok()
-        .filter(|depth| (1..=MAX_DEPTH).contains(depth))
+        .filter(|depth| (0..=MAX_DEPTH).contains(depth))
 }
 
 pub(crate) fn depth_hint() -> String {
-    format!("`depth` is the number of stack frames recorded per allocation site, 1 to {MAX_DEPTH} (default {DEFAULT_DEPTH})")
+    format!("`depth` is the number of stack frames recorded per allocation site, 0 (per class only) to {MAX_DEPTH} (default {DEFAULT_DEPTH})")
 }
 
 fn patterns(origin: &str, written: Vec<Spanned<String>>) -> Result<Vec<Pattern>, RulesError> {

@@ -122,7 +122,7 @@ fn duplicate_keys() {
 #[test]
 fn depth_out_of_range() {
     for (depth, ok) in [
-        ("0", false),
+        ("0", true),
         ("65", false),
         ("-1", false),
         ("1", true),
@@ -135,7 +135,7 @@ fn depth_out_of_range() {
             let error = reject(&text);
             assert_at(&error, 2, 10);
             assert!(error.problem().contains("out of range"), "{error}");
-            assert!(error.hint().contains("1 to 64"), "{error}");
+            assert!(error.hint().contains("0 (per class only) to 64"), "{error}");
         }
     }
 }

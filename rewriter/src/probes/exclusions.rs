@@ -15,5 +15,9 @@ pub fn method_probes_forbidden(class: &[u8], method: &[u8]) -> Option<&'static s
         // constructors' own probes do not.
         return Some("java.lang.Object.<init> carries the allocation probe");
     }
+    if class == b"jdk/internal/misc/Unsafe" {
+        // HeapProxy counts with Unsafe's atomics; a probe in them would call HeapProxy again.
+        return Some("HeapProxy's own atomics (jdk.internal.misc.Unsafe)");
+    }
     None
 }

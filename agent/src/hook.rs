@@ -1,0 +1,98 @@
+//! ClassFileLoadHook: runs the rewriter on every class the rules select. A class nothing selects is
+//! returned untouched, without a copy; a class that cannot be rewritten loads unchanged and is reported
+//! once; no panic reaches the VM.
+
+use std::ffi::{c_char, c_uchar, CStr};
+use std::panic::{catch_unwind, AssertUnwindSafe};
+use std::sync::atomic::Ordering;
+
+use instr_rewriter::probes::exclusions::class_never_instrumented;
+use instr_rewriter::probes::{Flavour, Instrumenter, Selection};
+use instr_rewriter::{rewrite, Options};
+use jni_sys::{jclass, jint, jobject, JNIEnv};
+
+use crate::jvmti::Env;
+use crate::state::{agent, lock, Agent};
+
+#[allow(clippy::too_many_arguments)]
+pub unsafe extern "system" fn class_file_load_hook(
+    _jvmti: Env,
+    _jni: *mut JNIEnv,
+    _redefined: jclass,
+    _loader: jobject,
+    name: *const c_char,
+    _protection_domain: jobject,
+    data_len: jint,
+    data: *const c_uchar,
+    new_data_len: *mut jint,
+    new_data: *mut *mut c_uchar,
+) {
+    let _ = catch_unwind(AssertUnwindSafe(|| {
+        let Some(a) = agent() else { return };
+        if data.is_null() || data_len <= 0 {
+            return;
+        }
+        // SAFETY: the VM passes a NUL-terminated internal name (or null) and `data_len` readable bytes.
+        let name = if name.is_null() {
+            &[][..]
+        } else {
+            unsafe { CStr::from_ptr(name) }.to_bytes()
+        };
+        if !wanted(a, name) {
+            return;
+        }
+        let bytes = unsafe { std::slice::from_raw_parts(data, data_len as usize) };
+        if let Some(out) = instrument(a, name, bytes) {
+            let Some(mem) = a.jvmti.allocate(out.len() as i64) else {
+                return;
+            };
+            // SAFETY: `mem` has room for `out.len()` bytes; JVMTI takes ownership of it.
+            unsafe {
+                std::ptr::copy_nonoverlapping(out.as_ptr(), mem, out.len());
+                *new_data_len = out.len() as jint;
+                *new_data = mem;
+            }
+        }
+    }));
+}
+
+/// The check made before touching the bytes: most classes of a selective rules file stop here.
+fn wanted(a: &Agent, name: &[u8]) -> bool {
+    if name.is_empty() {
+        return true; // unnamed: let the rewriter read the name from the class itself
+    }
+    !class_never_instrumented(name)
+        && ((a.rules.objects() && name == b"java/lang/Object") || a.rules.class_wanted(name))
+}
+
+fn instrument(a: &Agent, name: &[u8], bytes: &[u8]) -> Option<Vec<u8>> {
+    let flavour = if a.engaged.load(Ordering::Acquire) {
+        Flavour::Native
+    } else {
+        Flavour::Early
+    };
+    let edit = Instrumenter {
+        selection: &a.rules,
+        ids: &a.ids,
+        flavour,
+    };
+    match rewrite(bytes, &edit, Options::default()) {
+        Ok(r) => {
+            for w in &r.warnings {
+                report_once(a, name, w);
+            }
+            r.bytes
+        }
+        Err(e) => {
+            report_once(a, name, &format!("{e}; loaded unchanged"));
+            None
+        }
+    }
+}
+
+fn report_once(a: &Agent, name: &[u8], message: &str) {
+    let class = String::from_utf8_lossy(name).into_owned();
+    if lock(&a.failed).insert(class.clone()) {
+        eprintln!("instr: {class}: {message}");
+    }
+}

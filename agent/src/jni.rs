@@ -1,0 +1,130 @@
+//! Typed wrappers over the JNI calls the agent makes. Every call that can raise a Java exception is
+//! followed by a check that clears it: an exception escaping into the VM from an agent callback (or from
+//! inside Object.<init>) would be fatal.
+
+use std::ffi::CString;
+use std::ptr;
+
+use jni_sys::{jboolean, jclass, jfieldID, jint, jlong, jmethodID, jobject, jsize, jvalue, JNIEnv};
+
+#[derive(Clone, Copy)]
+pub struct Jni(pub *mut JNIEnv);
+
+macro_rules! jni {
+    ($env:expr, $f:ident $(, $arg:expr)*) => {{
+        // SAFETY: the JNIEnv pointer comes from the VM for the current thread; the function exists in every
+        // JNI version the agent supports (1.2+).
+        unsafe { ((**$env.0).$f.unwrap())($env.0 $(, $arg)*) }
+    }};
+}
+
+impl Jni {
+    /// Clears a pending exception; true if there was one.
+    pub fn clear_exception(&self) -> bool {
+        let pending = jni!(self, ExceptionCheck) != 0;
+        if pending {
+            jni!(self, ExceptionClear);
+        }
+        pending
+    }
+
+    pub fn define_boot_class(&self, name: &str, bytes: &[u8]) -> Option<jclass> {
+        let name = CString::new(name).ok()?;
+        let c = jni!(
+            self,
+            DefineClass,
+            name.as_ptr(),
+            ptr::null_mut(),
+            bytes.as_ptr().cast(),
+            bytes.len() as jsize
+        );
+        (!self.clear_exception() && !c.is_null()).then_some(c)
+    }
+
+    pub fn find_class(&self, name: &str) -> Option<jclass> {
+        let name = CString::new(name).ok()?;
+        let c = jni!(self, FindClass, name.as_ptr());
+        (!self.clear_exception() && !c.is_null()).then_some(c)
+    }
+
+    pub fn static_field(&self, class: jclass, name: &str, sig: &str) -> Option<jfieldID> {
+        let (n, s) = (CString::new(name).ok()?, CString::new(sig).ok()?);
+        let f = jni!(self, GetStaticFieldID, class, n.as_ptr(), s.as_ptr());
+        (!self.clear_exception() && !f.is_null()).then_some(f)
+    }
+
+    pub fn static_method(&self, class: jclass, name: &str, sig: &str) -> Option<jmethodID> {
+        let (n, s) = (CString::new(name).ok()?, CString::new(sig).ok()?);
+        let m = jni!(self, GetStaticMethodID, class, n.as_ptr(), s.as_ptr());
+        (!self.clear_exception() && !m.is_null()).then_some(m)
+    }
+
+    pub fn call_static_void(&self, class: jclass, method: jmethodID, args: &[jvalue]) -> bool {
+        jni!(self, CallStaticVoidMethodA, class, method, args.as_ptr());
+        !self.clear_exception()
+    }
+
+    pub fn set_static_boolean(&self, class: jclass, field: jfieldID, value: bool) {
+        jni!(self, SetStaticBooleanField, class, field, value as jboolean);
+    }
+
+    pub fn static_object(&self, class: jclass, field: jfieldID) -> jobject {
+        jni!(self, GetStaticObjectField, class, field)
+    }
+
+    /// A `long[]` static field's contents (empty when the field is null).
+    pub fn static_longs(&self, class: jclass, name: &str) -> Vec<i64> {
+        let Some(f) = self.static_field(class, name, "[J") else {
+            return Vec::new();
+        };
+        let array = self.static_object(class, f);
+        if array.is_null() {
+            return Vec::new();
+        }
+        let n = jni!(self, GetArrayLength, array);
+        let mut v = vec![0 as jlong; n as usize];
+        jni!(self, GetLongArrayRegion, array, 0, n, v.as_mut_ptr());
+        self.clear_exception();
+        self.delete_local(array);
+        v
+    }
+
+    pub fn array_length(&self, array: jobject) -> jint {
+        jni!(self, GetArrayLength, array)
+    }
+
+    pub fn object_array_element(&self, array: jobject, index: jint) -> jobject {
+        let o = jni!(self, GetObjectArrayElement, array, index);
+        if self.clear_exception() {
+            ptr::null_mut()
+        } else {
+            o
+        }
+    }
+
+    pub fn new_int_array(&self, n: jint) -> jobject {
+        jni!(self, NewIntArray, n)
+    }
+
+    pub fn new_object_array(&self, n: jint, class: jclass) -> jobject {
+        jni!(self, NewObjectArray, n, class, ptr::null_mut())
+    }
+
+    pub fn is_instance_of(&self, o: jobject, class: jclass) -> bool {
+        jni!(self, IsInstanceOf, o, class) != 0
+    }
+
+    pub fn is_same_object(&self, a: jobject, b: jobject) -> bool {
+        jni!(self, IsSameObject, a, b) != 0
+    }
+
+    pub fn new_global(&self, o: jobject) -> jobject {
+        jni!(self, NewGlobalRef, o)
+    }
+
+    pub fn delete_local(&self, o: jobject) {
+        if !o.is_null() {
+            jni!(self, DeleteLocalRef, o);
+        }
+    }
+}

@@ -1,0 +1,281 @@
+//! The slice of JVMTI the agent uses, bound by hand: the function table is indexed by the slot numbers of
+//! the JVMTI specification (jvmti.h numbers them from 1), and each function gets a typed wrapper.
+
+use std::ffi::{c_char, c_uchar, c_void, CStr};
+use std::ptr;
+
+use jni_sys::{jclass, jint, jlong, jmethodID, jobject, JNIEnv};
+
+/// JNI spells it in lower case; kept so signatures read like jvmti.h.
+#[allow(non_camel_case_types)]
+pub type jthread = jobject;
+
+pub type JvmtiError = u32;
+pub const ERROR_NONE: JvmtiError = 0;
+pub const VERSION_1_2: jint = 0x3001_0200;
+
+pub type Location = jlong;
+
+pub const PHASE_LIVE: jint = 4;
+
+pub const ENABLE: jint = 1;
+
+pub mod event {
+    pub const VM_INIT: u32 = 50;
+    pub const VM_DEATH: u32 = 51;
+    pub const CLASS_FILE_LOAD_HOOK: u32 = 54;
+    pub const VM_START: u32 = 57;
+    pub const GARBAGE_COLLECTION_START: u32 = 81;
+    pub const GARBAGE_COLLECTION_FINISH: u32 = 82;
+}
+
+/// Capability bits, in the order of `jvmtiCapabilities` (bit 0 of the first word first).
+pub mod capability {
+    pub const TAG_OBJECTS: u32 = 0;
+    pub const GET_SOURCE_FILE_NAME: u32 = 11;
+    pub const GET_LINE_NUMBERS: u32 = 12;
+    pub const GENERATE_ALL_CLASS_HOOK_EVENTS: u32 = 26;
+    pub const GENERATE_GARBAGE_COLLECTION_EVENTS: u32 = 31;
+    pub const GENERATE_EARLY_VMSTART: u32 = 41;
+    pub const GENERATE_EARLY_CLASS_HOOK_EVENTS: u32 = 42;
+
+    pub fn name(bit: u32) -> &'static str {
+        match bit {
+            TAG_OBJECTS => "can_tag_objects",
+            GET_SOURCE_FILE_NAME => "can_get_source_file_name",
+            GET_LINE_NUMBERS => "can_get_line_numbers",
+            GENERATE_ALL_CLASS_HOOK_EVENTS => "can_generate_all_class_hook_events",
+            GENERATE_GARBAGE_COLLECTION_EVENTS => "can_generate_garbage_collection_events",
+            GENERATE_EARLY_VMSTART => "can_generate_early_vmstart",
+            GENERATE_EARLY_CLASS_HOOK_EVENTS => "can_generate_early_class_hook_events",
+            _ => "capability",
+        }
+    }
+}
+
+#[repr(C)]
+#[derive(Clone, Copy, Default)]
+pub struct Capabilities {
+    bits: [u32; 4],
+}
+
+impl Capabilities {
+    pub fn with(mut self, bit: u32) -> Self {
+        self.bits[bit as usize / 32] |= 1 << (bit % 32);
+        self
+    }
+    pub fn has(&self, bit: u32) -> bool {
+        self.bits[bit as usize / 32] & (1 << (bit % 32)) != 0
+    }
+}
+
+#[repr(C)]
+#[derive(Clone, Copy)]
+pub struct FrameInfo {
+    pub method: jmethodID,
+    pub location: Location,
+}
+
+#[repr(C)]
+#[derive(Clone, Copy)]
+pub struct LineNumberEntry {
+    pub start_location: Location,
+    pub line_number: jint,
+}
+
+pub type Env = *mut *const *const c_void;
+
+pub type VmInitFn = unsafe extern "system" fn(Env, *mut JNIEnv, jthread);
+pub type VmDeathFn = unsafe extern "system" fn(Env, *mut JNIEnv);
+pub type VmStartFn = unsafe extern "system" fn(Env, *mut JNIEnv);
+pub type ClassFileLoadHookFn = unsafe extern "system" fn(
+    Env,
+    *mut JNIEnv,
+    jclass,
+    jobject,
+    *const c_char,
+    jobject,
+    jint,
+    *const c_uchar,
+    *mut jint,
+    *mut *mut c_uchar,
+);
+pub type GcFn = unsafe extern "system" fn(Env);
+
+/// `jvmtiEventCallbacks`: one slot per event number from 50 (VM_INIT) to 86.
+#[repr(C)]
+pub struct EventCallbacks {
+    slots: [Option<unsafe extern "system" fn()>; 37],
+}
+
+impl Default for EventCallbacks {
+    fn default() -> Self {
+        EventCallbacks { slots: [None; 37] }
+    }
+}
+
+impl EventCallbacks {
+    /// Installs `f` for `event`. `F` must be the callback type JVMTI defines for that event.
+    pub fn set<F: Copy>(&mut self, event: u32, f: F) {
+        assert_eq!(std::mem::size_of::<F>(), std::mem::size_of::<usize>());
+        // SAFETY: every callback is a plain function pointer of the same size; JVMTI calls it with the
+        // signature of its event, which the caller passes as F.
+        self.slots[(event - 50) as usize] =
+            Some(unsafe { std::mem::transmute_copy::<F, unsafe extern "system" fn()>(&f) });
+    }
+}
+
+/// A JVMTI environment. Copyable: it is only a pointer, valid for the life of the VM.
+#[derive(Clone, Copy)]
+pub struct Jvmti(pub Env);
+
+// SAFETY: a jvmtiEnv may be used from any thread (JVMTI specification, "Environment").
+unsafe impl Send for Jvmti {}
+unsafe impl Sync for Jvmti {}
+
+macro_rules! call {
+    ($self:ident, $slot:expr, fn($($t:ty),*) $(, $arg:expr)*) => {{
+        // SAFETY: slot numbers and signatures follow the JVMTI specification (jvmti.h).
+        unsafe {
+            let table = *$self.0;
+            let f: unsafe extern "system" fn(Env $(, $t)*) -> JvmtiError =
+                std::mem::transmute(*table.add($slot - 1));
+            f($self.0 $(, $arg)*)
+        }
+    }};
+}
+
+impl Jvmti {
+    pub fn set_event_notification_mode(&self, event: u32, mode: jint) -> JvmtiError {
+        call!(
+            self,
+            2,
+            fn(jint, u32, jthread),
+            mode,
+            event,
+            ptr::null_mut()
+        )
+    }
+    pub fn allocate(&self, size: jlong) -> Option<*mut u8> {
+        let mut mem: *mut u8 = ptr::null_mut();
+        let e = call!(self, 46, fn(jlong, *mut *mut u8), size, &mut mem);
+        (e == ERROR_NONE && !mem.is_null()).then_some(mem)
+    }
+    pub fn deallocate(&self, mem: *mut u8) {
+        call!(self, 47, fn(*mut u8), mem);
+    }
+    /// The class signature (`Ljava/lang/String;`), copied out of JVMTI memory.
+    pub fn class_signature(&self, class: jclass) -> Option<String> {
+        let mut sig: *mut c_char = ptr::null_mut();
+        let e = call!(
+            self,
+            48,
+            fn(jclass, *mut *mut c_char, *mut *mut c_char),
+            class,
+            &mut sig,
+            ptr::null_mut()
+        );
+        self.take_string(e, sig)
+    }
+    pub fn source_file_name(&self, class: jclass) -> Option<String> {
+        let mut name: *mut c_char = ptr::null_mut();
+        let e = call!(self, 50, fn(jclass, *mut *mut c_char), class, &mut name);
+        self.take_string(e, name)
+    }
+    /// (name, signature) of a method.
+    pub fn method_name(&self, method: jmethodID) -> Option<(String, String)> {
+        let (mut name, mut sig): (*mut c_char, *mut c_char) = (ptr::null_mut(), ptr::null_mut());
+        let e = call!(
+            self,
+            64,
+            fn(jmethodID, *mut *mut c_char, *mut *mut c_char, *mut *mut c_char),
+            method,
+            &mut name,
+            &mut sig,
+            ptr::null_mut()
+        );
+        let name = self.take_string(e, name)?;
+        let sig = self.take_string(e, sig)?;
+        Some((name, sig))
+    }
+    pub fn method_declaring_class(&self, method: jmethodID) -> Option<jclass> {
+        let mut class: jclass = ptr::null_mut();
+        let e = call!(self, 65, fn(jmethodID, *mut jclass), method, &mut class);
+        (e == ERROR_NONE).then_some(class)
+    }
+    pub fn line_number_table(&self, method: jmethodID) -> Vec<LineNumberEntry> {
+        let mut count: jint = 0;
+        let mut table: *mut LineNumberEntry = ptr::null_mut();
+        let e = call!(
+            self,
+            70,
+            fn(jmethodID, *mut jint, *mut *mut LineNumberEntry),
+            method,
+            &mut count,
+            &mut table
+        );
+        if e != ERROR_NONE || table.is_null() {
+            return Vec::new();
+        }
+        // SAFETY: JVMTI returned `count` entries at `table`.
+        let v = unsafe { std::slice::from_raw_parts(table, count as usize) }.to_vec();
+        self.deallocate(table.cast());
+        v
+    }
+    pub fn get_phase(&self) -> jint {
+        let mut phase: jint = 0;
+        call!(self, 133, fn(*mut jint), &mut phase);
+        phase
+    }
+    /// Frames of the current thread from `start`, into `frames`; returns how many were filled.
+    pub fn stack_trace(&self, start: jint, frames: &mut [FrameInfo]) -> usize {
+        let mut count: jint = 0;
+        let e = call!(
+            self,
+            104,
+            fn(jthread, jint, jint, *mut FrameInfo, *mut jint),
+            ptr::null_mut(),
+            start,
+            frames.len() as jint,
+            frames.as_mut_ptr(),
+            &mut count
+        );
+        if e == ERROR_NONE {
+            count as usize
+        } else {
+            0
+        }
+    }
+    pub fn object_size(&self, object: jobject) -> Option<jlong> {
+        let mut size: jlong = 0;
+        let e = call!(self, 154, fn(jobject, *mut jlong), object, &mut size);
+        (e == ERROR_NONE).then_some(size)
+    }
+    pub fn set_event_callbacks(&self, callbacks: &EventCallbacks) -> JvmtiError {
+        call!(
+            self,
+            122,
+            fn(*const EventCallbacks, jint),
+            callbacks,
+            std::mem::size_of::<EventCallbacks>() as jint
+        )
+    }
+    pub fn potential_capabilities(&self) -> Capabilities {
+        let mut caps = Capabilities::default();
+        call!(self, 140, fn(*mut Capabilities), &mut caps);
+        caps
+    }
+    pub fn add_capabilities(&self, caps: &Capabilities) -> JvmtiError {
+        call!(self, 142, fn(*const Capabilities), caps)
+    }
+
+    fn take_string(&self, e: JvmtiError, s: *mut c_char) -> Option<String> {
+        if e != ERROR_NONE || s.is_null() {
+            return None;
+        }
+        // SAFETY: JVMTI returns NUL-terminated modified UTF-8 it allocated; we free it after copying.
+        let text = unsafe { CStr::from_ptr(s) }.to_string_lossy().into_owned();
+        self.deallocate(s.cast());
+        Some(text)
+    }
+}

@@ -1,0 +1,103 @@
+//! The `-agentpath:libinstr.so=OPTIONS` string: a rules file, or `key=value` pairs separated by commas.
+
+use std::path::PathBuf;
+
+use instr_rules::Rules;
+
+pub const HELP: &str = "\
+instr: exact JVM allocation and call profiler
+usage: -agentpath:/path/libinstr.so[=OPTIONS]
+OPTIONS is either a rules file (rules/*.yaml) or comma-separated key=value pairs:
+  rules=FILE    rules file (default: rules/default.yaml's settings, built in)
+  file=PREFIX   report path prefix; %p is the pid (default from the rules: instr-%p)
+  depth=N       stack depth of allocation sites, 0..64 (0: per class only)
+  help          print this and stop
+Reports: PREFIX.txt (hprof-style SITES) and PREFIX.json (exact counts), written at VM exit.";
+
+/// The built-in rules when none are given: those of rules/default.yaml.
+const DEFAULT_RULES: &str = include_str!("../../rules/default.yaml");
+
+pub enum Parsed {
+    Run(Rules),
+    Help,
+}
+
+/// Parses the option string. `Err` is the one-line message the agent prints before refusing to start.
+pub fn parse(options: &str) -> Result<Parsed, String> {
+    let options = options.trim();
+    if options == "help" {
+        return Ok(Parsed::Help);
+    }
+    if options.is_empty() {
+        return built_in().map(Parsed::Run);
+    }
+    if !options.contains('=') {
+        return load(&PathBuf::from(options)).map(Parsed::Run);
+    }
+    let mut rules = None;
+    let mut file = None;
+    let mut depth = None;
+    for pair in options.split(',') {
+        let (key, value) = pair.split_once('=').ok_or_else(|| {
+            format!("option '{pair}' is not key=value (see -agentpath:libinstr.so=help)")
+        })?;
+        match key.trim() {
+            "rules" => rules = Some(PathBuf::from(value)),
+            "file" | "output" => file = Some(value.to_string()),
+            "depth" => {
+                depth = Some(
+                    value
+                        .parse::<u32>()
+                        .map_err(|_| format!("depth={value}: not a number (0..=64)"))?,
+                )
+            }
+            "help" => return Ok(Parsed::Help),
+            other => {
+                return Err(format!(
+                    "unknown option '{other}' (known: rules, file, depth, help)"
+                ))
+            }
+        }
+    }
+    let mut r = match rules {
+        Some(path) => load(&path)?,
+        None => built_in()?,
+    };
+    if let Some(f) = file {
+        r.set_output(f);
+    }
+    if let Some(d) = depth {
+        r.set_depth(d).map_err(|e| e.to_string())?;
+    }
+    Ok(Parsed::Run(r))
+}
+
+fn load(path: &std::path::Path) -> Result<Rules, String> {
+    Rules::from_file(path).map_err(|e| e.to_string())
+}
+
+fn built_in() -> Result<Rules, String> {
+    Rules::parse(DEFAULT_RULES, "built-in default rules").map_err(|e| e.to_string())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn forms() {
+        assert!(matches!(parse("help"), Ok(Parsed::Help)));
+        assert!(matches!(parse(""), Ok(Parsed::Run(r)) if r.objects()));
+        let Ok(Parsed::Run(r)) = parse("file=out-%p,depth=2") else {
+            panic!()
+        };
+        assert_eq!((r.depth(), r.output()), (2, "out-%p"));
+        assert!(parse("bogus=1")
+            .unwrap_err()
+            .contains("unknown option 'bogus'"));
+        assert!(parse("depth=x").unwrap_err().contains("depth=x"));
+        assert!(parse("/no/such/rules.yaml")
+            .unwrap_err()
+            .contains("/no/such/rules.yaml"));
+    }
+}

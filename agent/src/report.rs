@@ -1,0 +1,401 @@
+//! Reading the counts back from HeapProxy at VM death and writing the reports: `PREFIX.json` (exact
+//! counts, schema `instr-heap/1`, see docs/REPORTS.md) and `PREFIX.txt` (hprof-style). Both are written
+//! to a temporary file and renamed, so a reader never sees half a report.
+
+use std::collections::HashMap;
+use std::fmt::Write as _;
+use std::sync::atomic::Ordering;
+
+use jni_sys::{jmethodID, jobject};
+use serde_json::{json, Value};
+
+use crate::jni::Jni;
+use crate::stacks::Allocated;
+use crate::state::{lock, Agent};
+
+pub struct ClassCount {
+    pub name: String,
+    pub instances: u64,
+    pub bytes: u64,
+}
+
+pub struct ResolvedFrame {
+    pub class: String,
+    pub method: String,
+    pub descriptor: String,
+    pub file: Option<String>,
+    pub line: Option<i64>,
+}
+
+pub struct Site {
+    /// The class allocated (objects) or the array type.
+    pub class: String,
+    pub count: u64,
+    pub bytes: u64,
+    pub frames: Vec<ResolvedFrame>,
+    /// The rewriter's array-site id, for array sites.
+    pub site_id: Option<u32>,
+}
+
+pub struct Report {
+    pub classes: Vec<ClassCount>,
+    pub sites: Vec<Site>,
+    pub methods: Vec<Value>,
+    pub dropped: u64,
+}
+
+/// Java names: `Ljava/lang/String;` -> `java.lang.String`, `[[I` -> `int[][]`.
+pub fn java_name(descriptor: &str) -> String {
+    let dims = descriptor.bytes().take_while(|&b| b == b'[').count();
+    let element = &descriptor[dims..];
+    let base = match element {
+        "Z" => "boolean".to_string(),
+        "B" => "byte".to_string(),
+        "C" => "char".to_string(),
+        "S" => "short".to_string(),
+        "I" => "int".to_string(),
+        "J" => "long".to_string(),
+        "F" => "float".to_string(),
+        "D" => "double".to_string(),
+        e => e
+            .trim_start_matches('L')
+            .trim_end_matches(';')
+            .replace('/', "."),
+    };
+    format!("{base}{}", "[]".repeat(dims))
+}
+
+/// Stops the probes and reads every counter.
+pub fn collect(a: &Agent, jni: Jni, proxy: jobject) -> Report {
+    if let Some(f) = jni.static_field(proxy, "engaged", "Z") {
+        jni.set_static_boolean(proxy, f, false);
+    }
+    a.engaged.store(false, Ordering::Release);
+    let instances = jni.static_longs(proxy, "instances");
+    let array_bytes = jni.static_longs(proxy, "arrayBytes");
+    let sizes = lock(&a.instance_sizes).clone();
+    let mut classes = Vec::new();
+    let mut slot_names = HashMap::new();
+    if let Some(f) = jni.static_field(proxy, "classes", "[Ljava/lang/Class;") {
+        let table = jni.static_object(proxy, f);
+        if !table.is_null() {
+            for i in 0..jni.array_length(table) {
+                let c = jni.object_array_element(table, i);
+                if c.is_null() {
+                    continue;
+                }
+                let sig = a.jvmti.class_signature(c).unwrap_or_default();
+                jni.delete_local(c);
+                let n = instances.get(i as usize).copied().unwrap_or(0).max(0) as u64;
+                let bytes = if sig.starts_with('[') {
+                    array_bytes.get(i as usize).copied().unwrap_or(0).max(0) as u64
+                } else {
+                    n * sizes.get(&i).copied().unwrap_or(0).max(0) as u64
+                };
+                let name = java_name(&sig);
+                slot_names.insert(
+                    i,
+                    (
+                        name.clone(),
+                        sizes.get(&i).copied().unwrap_or(0).max(0) as u64,
+                    ),
+                );
+                if n > 0 {
+                    classes.push(ClassCount {
+                        name,
+                        instances: n,
+                        bytes,
+                    });
+                }
+            }
+            jni.delete_local(table);
+        }
+    }
+    classes.sort_by(|x, y| y.bytes.cmp(&x.bytes).then_with(|| x.name.cmp(&y.name)));
+
+    let mut frames = FrameResolver::new(a);
+    let mut sites = Vec::new();
+    let site_count = jni.static_longs(proxy, "siteCount");
+    let site_bytes = jni.static_longs(proxy, "siteBytes");
+    let stacks_for_arrays = a.rules.depth() > 1;
+    if !stacks_for_arrays {
+        for (id, &count) in site_count
+            .iter()
+            .enumerate()
+            .filter(|(i, &c)| *i > 0 && c > 0)
+        {
+            let Some(info) = a.ids.site(id as u32) else {
+                continue;
+            };
+            let method = a.ids.method(info.method);
+            let frame = method.map(|m| ResolvedFrame {
+                class: m.class.replace('/', "."),
+                method: m.name,
+                descriptor: m.descriptor,
+                file: None,
+                line: info.line.map(i64::from),
+            });
+            sites.push(Site {
+                class: java_name(&info.array_type),
+                count: count as u64,
+                bytes: site_bytes.get(id).copied().unwrap_or(0).max(0) as u64,
+                frames: frame.into_iter().collect(),
+                site_id: Some(id as u32),
+            });
+        }
+    }
+    for (key, totals) in a.stacks.snapshot() {
+        let resolved = key
+            .frames
+            .iter()
+            .map(|&(m, loc)| frames.resolve(jni, m as jmethodID, loc))
+            .collect();
+        let (class, bytes, site_id) = match key.allocated {
+            Allocated::Object { slot } => {
+                let (name, size) = slot_names
+                    .get(&slot)
+                    .cloned()
+                    .unwrap_or_else(|| ("?".into(), 0));
+                (name, totals.count * size, None)
+            }
+            Allocated::Array { site } => {
+                let t = a
+                    .ids
+                    .site(site as u32)
+                    .map(|s| java_name(&s.array_type))
+                    .unwrap_or_else(|| "?".into());
+                (t, totals.bytes, Some(site as u32))
+            }
+        };
+        sites.push(Site {
+            class,
+            count: totals.count,
+            bytes,
+            frames: resolved,
+            site_id,
+        });
+    }
+    sites.sort_by(|x, y| {
+        y.bytes
+            .cmp(&x.bytes)
+            .then_with(|| y.count.cmp(&x.count))
+            .then_with(|| x.class.cmp(&y.class))
+            .then_with(|| frame_text(&x.frames).cmp(&frame_text(&y.frames)))
+    });
+
+    let (enters, exits, unwinds) = (
+        jni.static_longs(proxy, "enters"),
+        jni.static_longs(proxy, "exits"),
+        jni.static_longs(proxy, "unwinds"),
+    );
+    let mut methods = Vec::new();
+    for id in 1..enters.len() {
+        let get = |v: &Vec<i64>| v.get(id).copied().unwrap_or(0);
+        if get(&enters) == 0 && get(&exits) == 0 && get(&unwinds) == 0 {
+            continue;
+        }
+        if let Some(m) = a.ids.method(id as u32) {
+            methods.push(json!({
+                "id": id, "class": m.class.replace('/', "."), "method": m.name, "descriptor": m.descriptor,
+                "enters": get(&enters), "exits": get(&exits), "unwinds": get(&unwinds),
+            }));
+        }
+    }
+    let dropped = jni
+        .static_longs(proxy, "dropped")
+        .first()
+        .copied()
+        .unwrap_or(0)
+        .max(0) as u64;
+    Report {
+        classes,
+        sites,
+        methods,
+        dropped,
+    }
+}
+
+fn frame_text(frames: &[ResolvedFrame]) -> String {
+    frames
+        .iter()
+        .map(|f| format!("{}.{}{}", f.class, f.method, f.descriptor))
+        .collect::<Vec<_>>()
+        .join(";")
+}
+
+/// jmethodID -> class, name, descriptor, source file and line table, each looked up once.
+struct FrameResolver<'a> {
+    a: &'a Agent,
+    methods: HashMap<
+        usize,
+        (
+            String,
+            String,
+            String,
+            Option<String>,
+            Vec<crate::jvmti::LineNumberEntry>,
+        ),
+    >,
+}
+
+impl<'a> FrameResolver<'a> {
+    fn new(a: &'a Agent) -> Self {
+        FrameResolver {
+            a,
+            methods: HashMap::new(),
+        }
+    }
+
+    fn resolve(&mut self, jni: Jni, method: jmethodID, location: i64) -> ResolvedFrame {
+        let a = self.a;
+        let entry = self.methods.entry(method as usize).or_insert_with(|| {
+            let (name, sig) = a
+                .jvmti
+                .method_name(method)
+                .unwrap_or_else(|| ("?".into(), String::new()));
+            let (class, file) = match a.jvmti.method_declaring_class(method) {
+                Some(c) => {
+                    let s = a
+                        .jvmti
+                        .class_signature(c)
+                        .map(|s| java_name(&s))
+                        .unwrap_or_else(|| "?".into());
+                    let f = a.jvmti.source_file_name(c);
+                    jni.delete_local(c);
+                    (s, f)
+                }
+                None => ("?".into(), None),
+            };
+            (class, name, sig, file, a.jvmti.line_number_table(method))
+        });
+        let line = entry
+            .4
+            .iter()
+            .filter(|e| e.start_location <= location)
+            .max_by_key(|e| e.start_location)
+            .map(|e| e.line_number as i64);
+        ResolvedFrame {
+            class: entry.0.clone(),
+            method: entry.1.clone(),
+            descriptor: entry.2.clone(),
+            file: entry.3.clone(),
+            line: if location < 0 { None } else { line },
+        }
+    }
+}
+
+fn frame_json(f: &ResolvedFrame) -> Value {
+    json!({"class": f.class, "method": f.method, "descriptor": f.descriptor, "file": f.file, "line": f.line})
+}
+
+pub fn to_json(a: &Agent, r: &Report, pid: u32) -> Value {
+    let gc = &a.gc;
+    json!({
+        "schema": "instr-heap/1",
+        "pid": pid,
+        "depth": a.rules.depth(),
+        "totals": {
+            "instances": r.classes.iter().map(|c| c.instances).sum::<u64>(),
+            "bytes": r.classes.iter().map(|c| c.bytes).sum::<u64>(),
+        },
+        "classes": r.classes.iter().map(|c| json!({"class": c.name, "instances": c.instances, "bytes": c.bytes})).collect::<Vec<_>>(),
+        "sites": r.sites.iter().map(|s| json!({
+            "class": s.class, "count": s.count, "bytes": s.bytes, "site_id": s.site_id,
+            "stack": s.frames.iter().map(frame_json).collect::<Vec<_>>(),
+        })).collect::<Vec<_>>(),
+        "methods": r.methods,
+        "gc": {
+            "collections": gc.count.load(Ordering::Relaxed),
+            "total_pause_ns": gc.total_nanos.load(Ordering::Relaxed),
+            "max_pause_ns": gc.max_nanos.load(Ordering::Relaxed),
+        },
+        "dropped": r.dropped,
+    })
+}
+
+pub fn to_text(a: &Agent, r: &Report, pid: u32) -> String {
+    let mut s = String::new();
+    let total: u64 = r.sites.iter().map(|x| x.bytes).sum();
+    let _ = writeln!(
+        s,
+        "instr heap report, pid {pid}, allocation-site depth {}",
+        a.rules.depth()
+    );
+    let _ = writeln!(s, "\nCLASSES BEGIN (exact; ordered by allocated bytes)");
+    let _ = writeln!(s, " rank        bytes    instances  class");
+    for (i, c) in r.classes.iter().enumerate() {
+        let _ = writeln!(
+            s,
+            "{:5} {:12} {:12}  {}",
+            i + 1,
+            c.bytes,
+            c.instances,
+            c.name
+        );
+    }
+    let _ = writeln!(s, "CLASSES END");
+    let _ = writeln!(s, "\nSITES BEGIN (ordered by allocated bytes)");
+    let _ = writeln!(s, "          percent         alloc'ed  stack class");
+    let _ = writeln!(s, " rank   self  accum     bytes  objs  trace name");
+    let mut accum = 0u64;
+    for (i, site) in r.sites.iter().enumerate() {
+        accum += site.bytes;
+        let pct = |v: u64| {
+            if total == 0 {
+                0.0
+            } else {
+                100.0 * v as f64 / total as f64
+            }
+        };
+        let _ = writeln!(
+            s,
+            "{:5} {:5.2}% {:5.2}% {:9} {:5} {:6} {}",
+            i + 1,
+            pct(site.bytes),
+            pct(accum),
+            site.bytes,
+            site.count,
+            300_001 + i,
+            site.class
+        );
+    }
+    let _ = writeln!(s, "SITES END");
+    for (i, site) in r.sites.iter().enumerate() {
+        let _ = writeln!(s, "TRACE {}:", 300_001 + i);
+        for f in &site.frames {
+            let place = match (&f.file, f.line) {
+                (Some(file), Some(line)) => format!("{file}:{line}"),
+                (Some(file), None) => file.clone(),
+                (None, Some(line)) => format!("line {line}"),
+                (None, None) => "Unknown Source".into(),
+            };
+            let _ = writeln!(s, "\t{}.{}({place})", f.class, f.method);
+        }
+    }
+    let gc = &a.gc;
+    let _ = writeln!(
+        s,
+        "\nGC: {} collections, total pause {:.3} ms, max pause {:.3} ms",
+        gc.count.load(Ordering::Relaxed),
+        gc.total_nanos.load(Ordering::Relaxed) as f64 / 1e6,
+        gc.max_nanos.load(Ordering::Relaxed) as f64 / 1e6
+    );
+    if r.dropped > 0 {
+        let _ = writeln!(
+            s,
+            "WARNING: {} probe events did not fit the tables and are not counted",
+            r.dropped
+        );
+    }
+    s
+}
+
+/// Writes `bytes` to `path` through a temporary file in the same directory and a rename.
+pub fn write_atomically(path: &str, bytes: &[u8]) -> Result<(), String> {
+    let tmp = format!("{path}.tmp{}", std::process::id());
+    std::fs::write(&tmp, bytes).map_err(|e| format!("cannot write {path}: {e}"))?;
+    std::fs::rename(&tmp, path).map_err(|e| {
+        let _ = std::fs::remove_file(&tmp);
+        format!("cannot write {path}: {e}")
+    })
+}

@@ -1,0 +1,196 @@
+/*
+ * The class every probe calls. libinstr.so embeds its bytes and defines it in java.base, package java.lang,
+ * during the early VM_START phase, before any bytecode runs (docs/ARCHITECTURE.md, "Where HeapProxy lives").
+ *
+ * Two flavours per probe, chosen by the rewriter per class:
+ *  - earlyX: for classes loaded while the VM starts. They return at once until the agent calls engage() at
+ *    VM_INIT, because until then nothing else may run: the class initialiser of HeapProxy itself may be
+ *    triggered from the first Object.<init>, long before Unsafe or the natives can be used.
+ *  - x: the unguarded fast path, for classes loaded once the agent is engaged.
+ *
+ * The per-allocation work is Java: identity-hash lookup of the class, then atomic adds into arrays. Natives are
+ * reached only when a class is seen for the first time (its instance size) and, when the rules ask for stacks
+ * (depth > 0 for objects, > 1 for array sites), for the stack walk.
+ *
+ * Rules for everything here, because Object.<init> calls it for every object:
+ *  - allocate no object (arrays are fine: they do not run Object.<init>), throw nothing, call no JDK method that
+ *    could carry a probe (only intrinsics and natives: getClass, identityHashCode, Unsafe);
+ *  - keep <clinit> empty: it may run inside the VM's own bootstrap.
+ */
+package java.lang;
+
+import jdk.internal.misc.Unsafe;
+
+public final class HeapProxy {
+    private HeapProxy() {}
+
+    /** Set by the agent through engage() and cleared at VM death; probes do nothing while it is false. */
+    static volatile boolean engaged;
+
+    private static Unsafe U;
+    private static long LONGS;          // base offset of long[] elements
+    private static long LONG_SCALE;
+    private static long REFS;           // base offset of Object[] elements
+    private static long REF_SCALE;
+
+    /** Stack depth for object sites (0: per class only); array sites need stacks only when depth > 1. */
+    private static int depth;
+
+    // Classes by identity hash, open addressing. A slot is claimed once with a CAS and never freed.
+    private static Class<?>[] classes;
+    private static long[] instances;
+    private static long[] arrayBytes;     // arrays: bytes summed per allocation (instances have a fixed size)
+
+    // Array sites by the rewriter's site id.
+    private static long[] siteCount;
+    private static long[] siteBytes;
+
+    // Method counters by the rewriter's method id.
+    private static long[] enters;
+    private static long[] exits;
+    private static long[] unwinds;
+
+    // Array layout, measured by the agent with GetObjectSize.
+    private static long arrayHeader;
+    private static int refBytes;
+
+    /** [0]: probes whose id or class did not fit the tables; reported, never silently lost. */
+    private static long[] dropped;
+
+    /** Called by the agent (JNI) at VM_INIT, once the natives are bound. */
+    static void engage(int stackDepth, int classSlots, int maxSites, int maxMethods, long header, int refSize) {
+        U = Unsafe.getUnsafe();
+        LONGS = U.arrayBaseOffset(long[].class);
+        LONG_SCALE = U.arrayIndexScale(long[].class);
+        REFS = U.arrayBaseOffset(Object[].class);
+        REF_SCALE = U.arrayIndexScale(Object[].class);
+        depth = stackDepth;
+        classes = new Class<?>[classSlots];
+        instances = new long[classSlots];
+        arrayBytes = new long[classSlots];
+        siteCount = new long[maxSites];
+        siteBytes = new long[maxSites];
+        enters = new long[maxMethods];
+        exits = new long[maxMethods];
+        unwinds = new long[maxMethods];
+        arrayHeader = header;
+        refBytes = refSize;
+        dropped = new long[1];
+        engaged = true;
+    }
+
+    // ---- early flavour
+
+    public static void earlyObjectAlloc(Object o) { if (engaged) objectAlloc(o); }
+    public static void earlyArrayAlloc(Object a, int site) { if (engaged) arrayAlloc(a, site); }
+    public static void earlyMethodEnter(int id) { if (engaged) methodEnter(id); }
+    public static void earlyMethodExit(int id) { if (engaged) methodExit(id); }
+    public static void earlyMethodUnwind(int id) { if (engaged) methodUnwind(id); }
+
+    // ---- native flavour: the fast path
+
+    public static void objectAlloc(Object o) {
+        int slot = slot(o);
+        if (slot < 0) return;
+        add(instances, slot, 1);
+        if (depth > 0) objectStack(o, slot);
+    }
+
+    public static void arrayAlloc(Object a, int site) {
+        long size = countArray(a);
+        if (site > 0 && site < siteCount.length) {
+            add(siteCount, site, 1);
+            add(siteBytes, site, size);
+        } else {
+            add1Dropped();
+        }
+        if (depth > 1) arrayStack(a, site, size);
+    }
+
+    public static void methodEnter(int id) { bump(enters, id); }
+    public static void methodExit(int id) { bump(exits, id); }
+    public static void methodUnwind(int id) { bump(unwinds, id); }
+
+    // ---- natives (exported by libinstr.so as Java_java_lang_HeapProxy_*)
+
+    /** A class seen for the first time: the agent records its instance size. */
+    private static native void classSeen(int slot, Object instance);
+    /** Records the current stack for an object of the class in `slot`. */
+    private static native void objectStack(Object o, int slot);
+    /** Records the current stack for an array allocated at `site`. */
+    private static native void arrayStack(Object a, int site, long bytes);
+
+    // ---- internals
+
+    private static void bump(long[] table, int id) {
+        if (id > 0 && id < table.length) add(table, id, 1); else add1Dropped();
+    }
+
+    private static void add(long[] table, int index, long delta) {
+        U.getAndAddLong(table, LONGS + index * LONG_SCALE, delta);
+    }
+
+    private static void add1Dropped() {
+        add(dropped, 0, 1);
+    }
+
+    /** Counts an array and, for multianewarray, the sub-arrays it already holds; returns the outer array's bytes. */
+    private static long countArray(Object a) {
+        int slot = slot(a);
+        long size = arraySize(a);
+        if (slot >= 0) {
+            add(instances, slot, 1);
+            add(arrayBytes, slot, size);
+        }
+        if (a instanceof Object[] outer && holdsArrays(outer)) {
+            for (Object inner : outer) {
+                if (inner != null) countArray(inner);
+            }
+        }
+        return size;
+    }
+
+    /** Whether the component type is an array type, by instanceof only (no JDK method on this path). */
+    private static boolean holdsArrays(Object[] a) {
+        return a instanceof Object[][] || a instanceof int[][] || a instanceof long[][] || a instanceof byte[][]
+                || a instanceof char[][] || a instanceof double[][] || a instanceof float[][]
+                || a instanceof short[][] || a instanceof boolean[][];
+    }
+
+    private static long arraySize(Object a) {
+        long n;
+        int elem;
+        if (a instanceof Object[] x) { n = x.length; elem = refBytes; }
+        else if (a instanceof int[] x) { n = x.length; elem = 4; }
+        else if (a instanceof byte[] x) { n = x.length; elem = 1; }
+        else if (a instanceof char[] x) { n = x.length; elem = 2; }
+        else if (a instanceof long[] x) { n = x.length; elem = 8; }
+        else if (a instanceof double[] x) { n = x.length; elem = 8; }
+        else if (a instanceof float[] x) { n = x.length; elem = 4; }
+        else if (a instanceof short[] x) { n = x.length; elem = 2; }
+        else if (a instanceof boolean[] x) { n = x.length; elem = 1; }
+        else return 0;
+        return (arrayHeader + n * elem + 7) & ~7L;
+    }
+
+    /** The table slot of o's class, claiming one (and telling the agent) the first time. -1 if the table is full. */
+    private static int slot(Object o) {
+        Class<?> c = o.getClass();
+        Class<?>[] table = classes;
+        int mask = table.length - 1;
+        int i = System.identityHashCode(c) & mask;
+        for (int probes = 0; probes <= mask; probes++, i = (i + 1) & mask) {
+            Class<?> k = table[i];
+            if (k == c) return i;
+            if (k == null) {
+                if (U.compareAndSetReference(table, REFS + i * REF_SCALE, null, c)) {
+                    classSeen(i, o);
+                    return i;
+                }
+                if (table[i] == c) return i;
+            }
+        }
+        add1Dropped();
+        return -1;
+    }
+}

@@ -1,0 +1,51 @@
+// Exactly known allocations for the agent tests (tests/agent.rs): N objects of a class, arrays of every
+// kind including multi-dimensional, allocations from 8 threads, in a static initialiser, and through
+// reflection and MethodHandles. Prints nothing that depends on the agent; the test reads the JSON report.
+import java.lang.invoke.MethodHandle;
+import java.lang.invoke.MethodHandles;
+import java.lang.invoke.MethodType;
+
+public class AllocCounts {
+    static class Plain { int v; }
+    static class Threaded { long v; }
+    static class Reflected { }
+    static class Handled { }
+    static class FromStatic { }
+
+    static class Holder {
+        static final Object[] made = new Object[3];
+        static {
+            for (int i = 0; i < 3; i++) made[i] = new FromStatic();
+        }
+    }
+
+    static Object sink;
+
+    public static void main(String[] args) throws Throwable {
+        for (int i = 0; i < 1000; i++) sink = new Plain();
+
+        for (int i = 0; i < 7; i++) {
+            sink = new boolean[1]; sink = new byte[1]; sink = new char[1]; sink = new short[1];
+            sink = new int[1]; sink = new long[1]; sink = new float[1]; sink = new double[1];
+            sink = new Plain[1];
+        }
+        sink = new Plain[2][3];          // 1 Plain[][] + 2 Plain[]
+        sink = new double[4][5][6];      // 1 + 4 + 20
+
+        Thread[] threads = new Thread[8];
+        for (int t = 0; t < threads.length; t++) {
+            threads[t] = new Thread(() -> {
+                for (int i = 0; i < 10_000; i++) sink = new Threaded();
+            });
+            threads[t].start();
+        }
+        for (Thread t : threads) t.join();
+
+        sink = Holder.made;
+
+        for (int i = 0; i < 50; i++) sink = Reflected.class.getDeclaredConstructor().newInstance();
+        MethodHandle ctor = MethodHandles.lookup().findConstructor(Handled.class, MethodType.methodType(void.class));
+        for (int i = 0; i < 60; i++) sink = (Handled) ctor.invoke();
+        System.out.println("done");
+    }
+}
