@@ -25,16 +25,20 @@ fn all_rules() -> PathBuf {
 
 /// The counting stand-in for HeapProxy, compiled into java.base's `java.lang` for `jdk`.
 fn test_proxy(jdk: &Jdk) -> PathBuf {
-    let out = target_dir().join(format!("test-proxy-{}", jdk.key()));
-    let src = workspace().join("test-classes/proxy");
-    let patch = format!("java.base={}", src.display());
-    javac(
-        jdk,
-        &[src.join("java/lang/HeapProxy.java")],
-        &out,
-        &["--patch-module", &patch],
-    );
-    out
+    static DONE: PerKey = std::sync::OnceLock::new();
+    once_per_key(&DONE, &jdk.key(), || {
+        let out = target_dir().join(format!("test-proxy-{}", jdk.key()));
+        let _ = fs::remove_dir_all(&out);
+        let src = workspace().join("test-classes/proxy");
+        let patch = format!("java.base={}", src.display());
+        javac(
+            jdk,
+            &[src.join("java/lang/HeapProxy.java")],
+            &out,
+            &["--patch-module", &patch],
+        );
+        out
+    })
 }
 
 /// test-classes/probes compiled with `jdk` against the test proxy, then rewritten with all probes.
@@ -71,6 +75,11 @@ fn probe_programs(jdk: &Jdk, name: &str) -> (PathBuf, PathBuf, String) {
 /// A directory to `--patch-module java.base=` with: the test proxy, and `java.lang.Object` rewritten with
 /// all probes (its allocation probe counts every object).
 fn counting_java_base(jdk: &Jdk) -> PathBuf {
+    static DONE: PerKey = std::sync::OnceLock::new();
+    once_per_key(&DONE, &jdk.key(), || make_counting_java_base(jdk))
+}
+
+fn make_counting_java_base(jdk: &Jdk) -> PathBuf {
     let dir = target_dir().join(format!("counting-java-base-{}", jdk.key()));
     let _ = fs::remove_dir_all(&dir);
     let proxy = test_proxy(jdk);

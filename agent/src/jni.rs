@@ -64,6 +64,32 @@ impl Jni {
         !self.clear_exception()
     }
 
+    pub fn method(&self, class: jclass, name: &str, sig: &str) -> Option<jmethodID> {
+        let (n, s) = (CString::new(name).ok()?, CString::new(sig).ok()?);
+        let m = jni!(self, GetMethodID, class, n.as_ptr(), s.as_ptr());
+        (!self.clear_exception() && !m.is_null()).then_some(m)
+    }
+
+    pub fn call_int(&self, o: jobject, method: jmethodID, args: &[jvalue]) -> Option<jint> {
+        let v = jni!(self, CallIntMethodA, o, method, args.as_ptr());
+        (!self.clear_exception()).then_some(v)
+    }
+
+    pub fn call_long(&self, o: jobject, method: jmethodID, args: &[jvalue]) -> Option<jlong> {
+        let v = jni!(self, CallLongMethodA, o, method, args.as_ptr());
+        (!self.clear_exception()).then_some(v)
+    }
+
+    pub fn call_static_object(
+        &self,
+        class: jclass,
+        method: jmethodID,
+        args: &[jvalue],
+    ) -> Option<jobject> {
+        let v = jni!(self, CallStaticObjectMethodA, class, method, args.as_ptr());
+        (!self.clear_exception() && !v.is_null()).then_some(v)
+    }
+
     pub fn set_static_boolean(&self, class: jclass, field: jfieldID, value: bool) {
         jni!(self, SetStaticBooleanField, class, field, value as jboolean);
     }

@@ -185,7 +185,11 @@ unsafe extern "system" fn vm_init(_jvmti: Env, env: *mut JNIEnv, _thread: jthrea
         let Some(proxy) = *lock(&a.proxy) else { return };
         let jni = Jni(env);
         let (header, reference) = array_layout(a, jni);
-        let Some(engage) = jni.static_method(proxy.0, "engage", "(IIIIJI)V") else {
+        let Some(offsets) = element_offsets(jni) else {
+            eprintln!("instr: cannot read the array layout from jdk.internal.misc.Unsafe; nothing will be counted");
+            return;
+        };
+        let Some(engage) = jni.static_method(proxy.0, "engage", "(IIIIJIJJJJ)V") else {
             eprintln!("instr: HeapProxy.engage not found; nothing will be counted");
             return;
         };
@@ -199,6 +203,10 @@ unsafe extern "system" fn vm_init(_jvmti: Env, env: *mut JNIEnv, _thread: jthrea
             jvalue { i: methods },
             jvalue { j: header },
             jvalue { i: reference },
+            jvalue { j: offsets[0] },
+            jvalue { j: offsets[1] },
+            jvalue { j: offsets[2] },
+            jvalue { j: offsets[3] },
         ];
         if jni.call_static_void(proxy.0, engage, &args) {
             a.engaged.store(true, Ordering::Release);
@@ -206,6 +214,30 @@ unsafe extern "system" fn vm_init(_jvmti: Env, env: *mut JNIEnv, _thread: jthrea
             eprintln!("instr: HeapProxy.engage failed; nothing will be counted");
         }
     }));
+}
+
+/// Unsafe's base offset and index scale of `long[]` and `Object[]`, for HeapProxy's atomic adds.
+/// `arrayBaseOffset` returns `int` up to JDK 22 and `long` after; JNI finds whichever this VM has.
+fn element_offsets(jni: Jni) -> Option<[i64; 4]> {
+    let unsafe_class = jni.find_class("jdk/internal/misc/Unsafe")?;
+    let get = jni.static_method(unsafe_class, "getUnsafe", "()Ljdk/internal/misc/Unsafe;")?;
+    let u = jni.call_static_object(unsafe_class, get, &[])?;
+    let scale = jni.method(unsafe_class, "arrayIndexScale", "(Ljava/lang/Class;)I")?;
+    let base_int = jni.method(unsafe_class, "arrayBaseOffset", "(Ljava/lang/Class;)I");
+    let base_long = jni.method(unsafe_class, "arrayBaseOffset", "(Ljava/lang/Class;)J");
+    let mut out = [0i64; 4];
+    for (k, array_class) in ["[J", "[Ljava/lang/Object;"].into_iter().enumerate() {
+        let c = jni.find_class(array_class)?;
+        let arg = [jvalue { l: c }];
+        out[2 * k] = match (base_int, base_long) {
+            (Some(m), _) => jni.call_int(u, m, &arg)? as i64,
+            (None, Some(m)) => jni.call_long(u, m, &arg)?,
+            (None, None) => return None,
+        };
+        out[2 * k + 1] = jni.call_int(u, scale, &arg)? as i64;
+        jni.delete_local(c);
+    }
+    Some(out)
 }
 
 /// Array header size and reference size, measured on this VM (compressed oops or not).

@@ -21,6 +21,8 @@ const MAX_FRAMES: usize = 128;
 struct MethodKind {
     in_proxy: bool,
     constructor: bool,
+    /// Whether the rules' allocation-site filter selects an allocation made in this method.
+    site_selected: bool,
 }
 
 fn kinds() -> &'static Mutex<HashMap<usize, MethodKind>> {
@@ -32,18 +34,25 @@ fn kind(a: &Agent, method: jni_sys::jmethodID) -> MethodKind {
     if let Some(k) = lock(kinds()).get(&(method as usize)) {
         return *k;
     }
-    let constructor = a
-        .jvmti
-        .method_name(method)
-        .is_some_and(|(name, _)| name == "<init>");
-    let in_proxy = a
+    let (name, descriptor) = a.jvmti.method_name(method).unwrap_or_default();
+    let class = a
         .jvmti
         .method_declaring_class(method)
         .and_then(|c| a.jvmti.class_signature(c))
-        .is_some_and(|s| s == "Ljava/lang/HeapProxy;");
+        .unwrap_or_default();
+    // `Lcom/foo/Bar;` -> `com/foo/Bar`, the internal form the rules match.
+    let internal = class
+        .strip_prefix('L')
+        .and_then(|c| c.strip_suffix(';'))
+        .unwrap_or(&class);
     let k = MethodKind {
-        in_proxy,
-        constructor,
+        in_proxy: internal == "java/lang/HeapProxy",
+        constructor: name == "<init>",
+        site_selected: a.rules.allocation_site_selected(
+            internal.as_bytes(),
+            name.as_bytes(),
+            descriptor.as_bytes(),
+        ),
     };
     lock(kinds()).insert(method as usize, k);
     k
@@ -75,6 +84,10 @@ fn allocation_frames(a: &Agent, jni: Jni, object: Option<jobject>, out: &mut Vec
             }
             i += 1;
         }
+    }
+    // The rules filter objects by the frame that executed `new` (arrays were filtered when rewritten).
+    if object.is_some() && i < n && !kind(a, frames[i].method).site_selected {
+        return;
     }
     let depth = a.rules.depth() as usize;
     out.extend(
@@ -116,6 +129,9 @@ pub extern "system" fn Java_java_lang_HeapProxy_objectStack(
         let Some(a) = agent() else { return };
         let mut frames = Vec::with_capacity(16);
         allocation_frames(a, Jni(env), Some(o), &mut frames);
+        if frames.is_empty() {
+            return; // a site the rules exclude
+        }
         // Bytes are count x instance size, applied when the report is written.
         a.stacks.add(Allocated::Object { slot }, &frames, 0);
     })

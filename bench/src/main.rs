@@ -9,12 +9,16 @@
 //! line for the performance target, and exits 0 whatever the figures are (non-zero only for bad usage or when no
 //! corpus can be found).
 
+use std::cell::{Cell, RefCell};
 use std::fmt::Debug;
 use std::fs;
 use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
 use std::process::{Command, ExitCode, Stdio};
 use std::time::Instant;
+
+use instr_rewriter::probes::selection::Everything;
+use instr_rewriter::probes::{Flavour, IdRegistry, Instrumenter};
 
 const USAGE: &str = "\
 usage: rewriter-bench [--corpus DIR] [--passes N] [--java-warmup N] [--java-heap SIZE] [--no-java]
@@ -27,8 +31,11 @@ usage: rewriter-bench [--corpus DIR] [--passes N] [--java-warmup N] [--java-heap
 
 /// Where ASM comes from (Debian's libasm-java; /work/shared/workloads/install.sh installs it).
 const ASM_JAR: &str = "/usr/share/java/asm.jar";
+/// asm-commons (same package), for `AdviceAdapter` in the `probes-advice` mode.
+const ASM_COMMONS_JAR: &str = "/usr/share/java/asm-commons.jar";
 const JVM_ROOT: &str = "/usr/lib/jvm";
-/// Performance target of the project: instr read+edit+write at least this many times ASM's classes/s.
+/// Performance targets of the project: instr read+edit+write (`nop`) and instr with every probe on (`probes`)
+/// at least this many times ASM's classes/s doing the same.
 const TARGET_VS_ASM: f64 = 3.0;
 
 struct Options {
@@ -301,25 +308,26 @@ fn rust_pass<E: Debug>(
 }
 
 /// instr's figures for one mode: one warm-up pass (which also collects the first errors), best of `passes`.
-fn measure_rust<E: Debug>(
+/// `pass` runs one pass over the corpus and returns (output bytes, errors).
+fn measure_rust(
     corpus: &Corpus,
     mode: &str,
     passes: usize,
-    f: impl Fn(&[u8]) -> Result<Vec<u8>, E> + Copy,
+    pass: impl Fn(Option<&mut Vec<String>>) -> (u64, u64),
 ) -> Measurement {
     let mut first_errors = Vec::new();
     let t0 = Instant::now();
-    let (mut out, mut errors) = rust_pass(corpus, f, Some(&mut first_errors));
+    let (mut out, mut errors) = pass(Some(&mut first_errors));
     println!(
         "  instr {mode}: warm-up pass: {:.3} s",
         t0.elapsed().as_secs_f64()
     );
     let mut best = f64::INFINITY;
-    for pass in 1..=passes {
+    for n in 1..=passes {
         let t0 = Instant::now();
-        (out, errors) = rust_pass(corpus, f, None);
+        (out, errors) = pass(None);
         let secs = t0.elapsed().as_secs_f64();
-        println!("  instr {mode}: timed pass {pass}: {secs:.3} s");
+        println!("  instr {mode}: timed pass {n}: {secs:.3} s");
         best = best.min(secs);
     }
     for e in &first_errors {
@@ -335,6 +343,53 @@ fn measure_rust<E: Debug>(
         out_mb: out as f64 / 1e6,
         note: String::new(),
     }
+}
+
+/// instr's `probes` mode: `rewrite` with the agent's `Instrumenter`, every probe on every method (`Everything`),
+/// native flavour, one `IdRegistry` per pass (created inside the timed part). Methods the rewriter leaves
+/// unedited (warnings, e.g. the 64 KB limit) are counted in the note.
+fn measure_probes(corpus: &Corpus, passes: usize) -> Measurement {
+    let warnings = Cell::new(0u64);
+    let first_warnings = RefCell::new(Vec::new());
+    let ids_seen = Cell::new((0usize, 0usize));
+    let pass = |errs: Option<&mut Vec<String>>| {
+        warnings.set(0);
+        let ids = IdRegistry::new();
+        let edit = Instrumenter {
+            selection: &Everything,
+            ids: &ids,
+            flavour: Flavour::Native,
+        };
+        let result = rust_pass(
+            corpus,
+            |bytes| {
+                let r = instr_rewriter::rewrite(bytes, &edit, instr_rewriter::Options::default())?;
+                if !r.warnings.is_empty() {
+                    warnings.set(warnings.get() + r.warnings.len() as u64);
+                    let mut first = first_warnings.borrow_mut();
+                    for w in r.warnings {
+                        if first.len() < 5 {
+                            first.push(w);
+                        }
+                    }
+                }
+                Ok::<_, instr_rewriter::Error>(r.bytes.unwrap_or_else(|| bytes.to_vec()))
+            },
+            errs,
+        );
+        ids_seen.set((ids.methods().len(), ids.sites().len()));
+        result
+    };
+    let mut m = measure_rust(corpus, "probes", passes, pass);
+    for w in first_warnings.borrow().iter() {
+        println!("  instr probes: WARNING {w}");
+    }
+    let (methods, sites) = ids_seen.get();
+    m.note = format!("method ids {methods}, site ids {sites}");
+    if warnings.get() > 0 {
+        m.note += &format!(", {} methods left unedited (warnings)", warnings.get());
+    }
+    m
 }
 
 /// Compiles `source` with `jdk`'s javac into `out_dir`.
@@ -397,7 +452,8 @@ fn run_java(
     result.ok_or_else(|| format!("{main} printed no RESULT line"))
 }
 
-/// Parses `tool=asm mode=nop classes=N errors=E seconds=S mb=M out_mb=O [stackmaps=...]`.
+/// Parses `tool=asm mode=nop classes=N errors=E seconds=S mb=M out_mb=O [stackmaps=...]
+/// [method_ids=I site_ids=J]`.
 fn parse_result(line: &str) -> Result<Measurement, String> {
     let field = |key: &str| {
         line.split_whitespace()
@@ -417,9 +473,11 @@ fn parse_result(line: &str) -> Result<Measurement, String> {
         seconds: number("seconds")?,
         mb: number("mb")?,
         out_mb: number("out_mb")?,
-        note: field("stackmaps")
-            .map(|s| format!("stack maps {s}"))
-            .unwrap_or_default(),
+        note: match (field("stackmaps"), field("method_ids"), field("site_ids")) {
+            (Ok(s), _, _) => format!("stack maps {s}"),
+            (_, Ok(m), Ok(s)) => format!("method ids {m}, site ids {s}"),
+            _ => String::new(),
+        },
     })
 }
 
@@ -498,18 +556,13 @@ fn main() -> ExitCode {
         "\n== instr (Rust, in-process, 1 warm-up pass, best of {})",
         opts.passes
     );
-    rows.push(measure_rust(
-        &corpus,
-        "copy",
-        opts.passes,
-        instr_rewriter::read_write,
-    ));
-    rows.push(measure_rust(
-        &corpus,
-        "nop",
-        opts.passes,
-        instr_rewriter::nop_edit,
-    ));
+    rows.push(measure_rust(&corpus, "copy", opts.passes, |errs| {
+        rust_pass(&corpus, instr_rewriter::read_write, errs)
+    }));
+    rows.push(measure_rust(&corpus, "nop", opts.passes, |errs| {
+        rust_pass(&corpus, instr_rewriter::nop_edit, errs)
+    }));
+    rows.push(measure_probes(&corpus, opts.passes));
 
     if opts.java {
         let heap = opts
@@ -581,21 +634,33 @@ fn run_java_side(
     let asm_jdk = jdks.iter().rev().find(|j| j.feature == 17).or(jdks.last());
     match asm_jdk {
         None => notes.push(format!("ASM skipped: no JDK under {JVM_ROOT}")),
-        Some(_) if !Path::new(ASM_JAR).is_file() => notes.push(format!(
-            "ASM skipped: {ASM_JAR} missing (install Debian's libasm-java: /work/shared/workloads/install.sh)"
+        Some(_) if !Path::new(ASM_JAR).is_file() || !Path::new(ASM_COMMONS_JAR).is_file() => notes
+            .push(format!(
+            "ASM skipped: {ASM_JAR} or {ASM_COMMONS_JAR} missing (install Debian's libasm-java: \
+             /work/shared/workloads/install.sh)"
         )),
         Some(jdk) => {
-            println!("\n== ASM ({ASM_JAR} on JDK {}, {} warm-up passes, best of {})", jdk.version, opts.java_warmup, opts.passes);
-            match javac(jdk, Some(ASM_JAR), &sources.join("AsmBench.java"), &out_dir) {
+            println!(
+                "\n== ASM ({ASM_JAR} on JDK {}, {} warm-up passes, best of {})",
+                jdk.version, opts.java_warmup, opts.passes
+            );
+            let asm_cp = format!("{ASM_JAR}:{ASM_COMMONS_JAR}");
+            match javac(jdk, Some(&asm_cp), &sources.join("AsmBench.java"), &out_dir) {
                 Err(e) => notes.push(format!("ASM skipped: {e}")),
                 Ok(()) => {
-                    let cp = format!("{ASM_JAR}:{}", out_dir.display());
-                    for mode in ["copy", "nop"] {
+                    let cp = format!("{asm_cp}:{}", out_dir.display());
+                    for mode in ["copy", "nop", "probes", "probes-advice"] {
                         match run_java(jdk, heap, &cp, "AsmBench", &common(mode)) {
                             Ok(m) => rows.push(m),
                             Err(e) => notes.push(format!("ASM {mode} failed: {e}")),
                         }
                     }
+                    notes.push(
+                        "ASM probes: the instr probe insertions by a plain MethodVisitor, ClassWriter(reader, \
+                         COMPUTE_MAXS), frames kept as read; probes-advice: the same with asm-commons' \
+                         AdviceAdapter, which (being a LocalVariablesSorter) needs EXPAND_FRAMES"
+                            .into(),
+                    );
                 }
             }
         }
@@ -636,11 +701,17 @@ fn run_java_side(
 fn print_report(rows: &[Measurement], notes: &[String], classes: usize, mb: f64) {
     println!("\n== Results: {classes} classes, {mb:.1} MB; best of the timed passes; MB = 10^6 bytes of input");
     println!(
-        "{:<10} {:<13} {:>12} {:>9} {:>9} {:>9} {:>7}  note",
+        "{:<10} {:<14} {:>12} {:>9} {:>9} {:>9} {:>7}  note",
         "tool", "mode", "classes/s", "MB/s", "seconds", "out MB", "errors"
     );
     let mut sorted: Vec<&Measurement> = rows.iter().collect();
-    let mode_rank = |m: &str| if m == "copy" { 0 } else { 1 };
+    let mode_rank = |m: &str| match m {
+        "copy" => 0,
+        "nop" => 1,
+        "nop-dropmaps" => 2,
+        "probes" => 3,
+        _ => 4,
+    };
     let tool_rank = |t: &str| match t {
         "instr" => 0,
         "asm" => 1,
@@ -649,7 +720,7 @@ fn print_report(rows: &[Measurement], notes: &[String], classes: usize, mb: f64)
     sorted.sort_by_key(|m| (mode_rank(&m.mode), tool_rank(&m.tool)));
     for m in sorted {
         let line = format!(
-            "{:<10} {:<13} {:>12.0} {:>9.1} {:>9.3} {:>9.1} {:>7}  {}",
+            "{:<10} {:<14} {:>12.0} {:>9.1} {:>9.3} {:>9.1} {:>7}  {}",
             m.tool,
             m.mode,
             m.classes_per_s(),
@@ -678,6 +749,18 @@ fn print_report(rows: &[Measurement], notes: &[String], classes: usize, mb: f64)
     if let (Some(i), Some(c)) = (find("instr", "nop"), find("classfile", "nop-dropmaps")) {
         println!("ratio nop  vs ClassFile API nop-dropmaps (no frames at all): instr/ClassFile-API = {:.2}", i.classes_per_s() / c.classes_per_s());
     }
+    // The ClassFile API has no probes mode.
+    println!(
+        "ratio probes (all probes): instr/ASM = {:>6}   instr/ClassFile-API = {:>6}",
+        show(ratio("probes", "asm")),
+        "n/a"
+    );
+    if let (Some(i), Some(a)) = (find("instr", "probes"), find("asm", "probes-advice")) {
+        println!(
+            "ratio probes vs ASM probes-advice (AdviceAdapter, EXPAND_FRAMES): instr/ASM = {:.2}",
+            i.classes_per_s() / a.classes_per_s()
+        );
+    }
     for m in rows.iter().filter(|m| m.errors > 0) {
         println!(
             "note: {} {} had {} errors (counted as processed)",
@@ -692,12 +775,16 @@ fn print_report(rows: &[Measurement], notes: &[String], classes: usize, mb: f64)
             println!("note: instr nop output is exactly as large as its input: is nop_edit still a stub?");
         }
     }
-    match ratio("nop", "asm") {
-        Some(r) => println!(
-            "target \"instr read+edit+write >= {TARGET_VS_ASM}x ASM classes/s\": {} (ratio {r:.2})",
-            if r >= TARGET_VS_ASM { "PASS" } else { "FAIL" }
-        ),
-        None => println!("target \"instr read+edit+write >= {TARGET_VS_ASM}x ASM classes/s\": FAIL (no ASM figure)"),
+    for (mode, what) in [("nop", "read+edit+write"), ("probes", "all probes")] {
+        match ratio(mode, "asm") {
+            Some(r) => println!(
+                "target \"instr {what} >= {TARGET_VS_ASM}x ASM classes/s\": {} (ratio {r:.2})",
+                if r >= TARGET_VS_ASM { "PASS" } else { "FAIL" }
+            ),
+            None => println!(
+                "target \"instr {what} >= {TARGET_VS_ASM}x ASM classes/s\": FAIL (no ASM figure)"
+            ),
+        }
     }
 }
 

@@ -171,10 +171,10 @@ pub fn jdks() -> Vec<Jdk> {
 }
 
 /// Results computed once per key (a JDK) in this process.
-type PerKey = OnceLock<Mutex<HashMap<String, Arc<OnceLock<PathBuf>>>>>;
+pub type PerKey = OnceLock<Mutex<HashMap<String, Arc<OnceLock<PathBuf>>>>>;
 
 /// Runs `f` at most once per `key` in this process; concurrent callers for the same key wait for the first.
-fn once_per_key(table: &'static PerKey, key: &str, f: impl FnOnce() -> PathBuf) -> PathBuf {
+pub fn once_per_key(table: &'static PerKey, key: &str, f: impl FnOnce() -> PathBuf) -> PathBuf {
     let cell = {
         let mut map = table
             .get_or_init(Default::default)

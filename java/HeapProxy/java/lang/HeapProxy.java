@@ -57,13 +57,18 @@ public final class HeapProxy {
     /** [0]: probes whose id or class did not fit the tables; reported, never silently lost. */
     private static long[] dropped;
 
-    /** Called by the agent (JNI) at VM_INIT, once the natives are bound. */
-    static void engage(int stackDepth, int classSlots, int maxSites, int maxMethods, long header, int refSize) {
+    /**
+     * Called by the agent (JNI) at VM_INIT, once the natives are bound. The agent measures the array layout and
+     * asks Unsafe for the element offsets (Unsafe.arrayBaseOffset returns int up to JDK 22 and long after, so
+     * this class, compiled once, cannot call it itself).
+     */
+    static void engage(int stackDepth, int classSlots, int maxSites, int maxMethods, long header, int refSize,
+                       long longBase, long longScale, long refBase, long refScale) {
         U = Unsafe.getUnsafe();
-        LONGS = U.arrayBaseOffset(long[].class);
-        LONG_SCALE = U.arrayIndexScale(long[].class);
-        REFS = U.arrayBaseOffset(Object[].class);
-        REF_SCALE = U.arrayIndexScale(Object[].class);
+        LONGS = longBase;
+        LONG_SCALE = longScale;
+        REFS = refBase;
+        REF_SCALE = refScale;
         depth = stackDepth;
         classes = new Class<?>[classSlots];
         instances = new long[classSlots];

@@ -1,0 +1,255 @@
+//! The agent in real JVMs: `java -agentpath:target/release/libinstr.so=...` on test-classes/agent programs,
+//! with the JSON report checked for exact counts under the interpreter, C1 and C2, and bad options refused
+//! with one clear line and no crash.
+
+mod support;
+
+use std::fs;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+use serde_json::Value;
+use support::*;
+
+/// libinstr.so, built for the profile of this test binary. `cargo test` builds a cdylib's tests but not
+/// the library file itself, so the first call runs `cargo build -p instr-agent` (a no-op when fresh).
+fn agent_lib() -> PathBuf {
+    static BUILT: std::sync::OnceLock<PathBuf> = std::sync::OnceLock::new();
+    BUILT
+        .get_or_init(|| {
+            let profile_dir = rewrite_class_bin().parent().unwrap().to_path_buf();
+            let mut cmd = Command::new(env!("CARGO"));
+            cmd.arg("build")
+                .arg("-p")
+                .arg("instr-agent")
+                .current_dir(workspace());
+            if profile_dir.ends_with("release") {
+                cmd.arg("--release");
+            }
+            check("cargo build -p instr-agent", &run(&mut cmd));
+            let lib = profile_dir.join("libinstr.so");
+            assert!(lib.exists(), "{} was not built", lib.display());
+            lib
+        })
+        .clone()
+}
+
+fn compile_agent_programs(jdk: &Jdk) -> PathBuf {
+    static DONE: PerKey = std::sync::OnceLock::new();
+    once_per_key(&DONE, &jdk.key(), || {
+        let out = target_dir().join(format!("agent-programs-{}", jdk.key()));
+        let _ = fs::remove_dir_all(&out);
+        javac(
+            jdk,
+            &java_files(&workspace().join("test-classes/agent")),
+            &out,
+            &[],
+        );
+        out
+    })
+}
+
+fn run_with_agent(
+    jdk: &Jdk,
+    options: &str,
+    jvm_flags: &[&str],
+    classpath: &Path,
+    main: &str,
+) -> Output {
+    let mut cmd = Command::new(jdk.bin("java"));
+    cmd.arg(format!("-agentpath:{}={options}", agent_lib().display()))
+        .args(jvm_flags)
+        .arg("-cp")
+        .arg(classpath)
+        .arg(main)
+        .current_dir(target_dir());
+    run(&mut cmd)
+}
+
+/// Runs `main` under the agent and returns its JSON report and the text report.
+fn report(jdk: &Jdk, classes: &Path, extra: &str, flags: &[&str], main: &str) -> (Value, String) {
+    let dir = scratch(&format!(
+        "agent-report-{}-{}",
+        jdk.key(),
+        flags.join("").replace([':', '='], "_")
+    ));
+    let prefix = dir.join("out");
+    let options = format!("file={}{extra}", prefix.display());
+    let out = run_with_agent(jdk, &options, flags, classes, main);
+    check(
+        &format!("[{}] {main} under the agent {flags:?}", jdk.version),
+        &out,
+    );
+    assert!(
+        text(&out.stderr).is_empty(),
+        "agent wrote to stderr:\n{}",
+        text(&out.stderr)
+    );
+    let json = fs::read_to_string(dir.join("out.json")).expect("report written");
+    let txt = fs::read_to_string(dir.join("out.txt")).expect("text report written");
+    (serde_json::from_str(&json).expect("valid JSON"), txt)
+}
+
+fn class_count(report: &Value, class: &str) -> u64 {
+    report["classes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|c| c["class"] == class)
+        .map_or(0, |c| c["instances"].as_u64().unwrap())
+}
+
+const EXPECTED: &[(&str, u64)] = &[
+    ("AllocCounts$Plain", 1000),
+    ("AllocCounts$Threaded", 80_000),
+    ("AllocCounts$Reflected", 50),
+    ("AllocCounts$Handled", 60),
+    ("AllocCounts$FromStatic", 3),
+    ("boolean[]", 7),
+    ("char[]", 7),
+    ("short[]", 7),
+    ("float[]", 7),
+    ("double[]", 27), // 7 + the 20 innermost of new double[4][5][6]
+    ("double[][]", 4),
+    ("double[][][]", 1),
+    ("AllocCounts$Plain[]", 9), // 7 + the 2 rows of new Plain[2][3]
+    ("AllocCounts$Plain[][]", 1),
+];
+
+const MODES: &[(&str, &[&str])] = &[
+    ("interpreter", &["-Xint"]),
+    ("C1", &["-XX:TieredStopAtLevel=1"]),
+    ("C2", &["-XX:-TieredCompilation"]),
+    ("tiered", &[]),
+];
+
+#[test]
+fn class_counts_are_exact_in_every_execution_mode() {
+    for jdk in jdks() {
+        let classes = compile_agent_programs(&jdk);
+        for (mode, flags) in MODES {
+            let (r, _) = report(&jdk, &classes, ",depth=0", flags, "AllocCounts");
+            for (class, n) in EXPECTED {
+                assert_eq!(
+                    class_count(&r, class),
+                    *n,
+                    "[{}] {mode}: instances of {class}",
+                    jdk.version
+                );
+            }
+            assert_eq!(r["dropped"], 0);
+            assert_eq!(r["schema"], "instr-heap/1");
+            println!("[{}] {mode}: class counts exact", jdk.version);
+        }
+    }
+}
+
+/// The allocation sites of AllocCounts at depth 3: (class allocated, top frame method, line, count).
+#[test]
+fn sites_are_exact_with_stacks() {
+    for jdk in jdks() {
+        let classes = compile_agent_programs(&jdk);
+        let (r, txt) = report(&jdk, &classes, ",depth=3", &[], "AllocCounts");
+        let sites = r["sites"].as_array().unwrap();
+        let find = |class: &str, method: &str| -> u64 {
+            sites
+                .iter()
+                .filter(|s| s["class"] == class && s["stack"][0]["method"] == method)
+                .map(|s| s["count"].as_u64().unwrap())
+                .sum()
+        };
+        assert_eq!(find("AllocCounts$Plain", "main"), 1000, "[{}]", jdk.version);
+        assert_eq!(
+            find("AllocCounts$Threaded", "lambda$main$0"),
+            80_000,
+            "[{}]",
+            jdk.version
+        );
+        assert_eq!(
+            find("AllocCounts$FromStatic", "<clinit>"),
+            3,
+            "[{}]",
+            jdk.version
+        );
+        assert_eq!(find("boolean[]", "main"), 7, "[{}]", jdk.version);
+        let plain = sites
+            .iter()
+            .find(|s| s["class"] == "AllocCounts$Plain")
+            .unwrap();
+        assert_eq!(plain["stack"][0]["class"], "AllocCounts");
+        assert_eq!(plain["stack"][0]["file"], "AllocCounts.java");
+        assert!(plain["stack"][0]["line"].as_u64().unwrap() > 0);
+        assert_eq!(
+            plain["bytes"].as_u64().unwrap() % 1000,
+            0,
+            "bytes are count x instance size"
+        );
+        assert!(
+            txt.contains("SITES BEGIN") && txt.contains("TRACE 300001:"),
+            "{txt}"
+        );
+        assert!(txt.contains("AllocCounts.main(AllocCounts.java:"), "{txt}");
+    }
+}
+
+/// Starts a VM with `options` and expects it to refuse, with `expect` in one `instr:` line and no crash.
+fn refused(jdk: &Jdk, options: &str, expect: &str) {
+    let classes = compile_agent_programs(jdk);
+    let out = run_with_agent(jdk, options, &[], &classes, "AllocCounts");
+    let stderr = text(&out.stderr);
+    assert!(!out.status.success(), "VM started with {options}");
+    let lines: Vec<&str> = stderr
+        .lines()
+        .filter(|l| l.starts_with("instr: "))
+        .collect();
+    assert_eq!(
+        lines.len(),
+        1,
+        "expected one instr: line for {options}:\n{stderr}"
+    );
+    assert!(
+        lines[0].contains(expect),
+        "{options}: {:?} does not mention {expect:?}",
+        lines[0]
+    );
+    assert!(
+        !stderr.contains("SIGSEGV") && !stderr.contains("hs_err"),
+        "crash:\n{stderr}"
+    );
+    assert!(
+        !text(&out.stdout).contains("done"),
+        "the program ran:\n{}",
+        text(&out.stdout)
+    );
+}
+
+#[test]
+fn bad_inputs_are_refused_with_one_clear_line() {
+    let jdk = &jdks()[0];
+    let dir = scratch("agent-bad-inputs");
+    let malformed = dir.join("bad.yaml");
+    fs::write(
+        &malformed,
+        "probes: [objects, arrays]\nallocations:\n  depht: 3\n",
+    )
+    .unwrap();
+    refused(jdk, "/no/such/rules.yaml", "/no/such/rules.yaml");
+    refused(jdk, &malformed.display().to_string(), "bad.yaml:3:3");
+    refused(jdk, "bogus=1", "unknown option 'bogus'");
+    refused(jdk, "depth=many", "depth=many");
+    refused(jdk, "file=/no/such/dir/out-%p", "/no/such/dir/out-");
+}
+
+#[test]
+fn help_prints_the_options() {
+    let jdk = &jdks()[0];
+    let out = run(Command::new(jdk.bin("java"))
+        .arg(format!("-agentpath:{}=help", agent_lib().display()))
+        .arg("-version"));
+    let stdout = text(&out.stdout);
+    assert!(
+        stdout.contains("rules=FILE") && stdout.contains("depth=N"),
+        "{stdout}"
+    );
+    assert!(!out.status.success());
+}
