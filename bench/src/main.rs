@@ -377,7 +377,7 @@ fn measure_probes(corpus: &Corpus, passes: usize) -> Measurement {
             },
             errs,
         );
-        ids_seen.set((ids.methods().len(), ids.sites().len()));
+        ids_seen.set((ids.method_count(), ids.site_count()));
         result
     };
     let mut m = measure_rust(corpus, "probes", passes, pass);

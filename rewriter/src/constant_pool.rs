@@ -236,6 +236,40 @@ impl<'a> ConstantPool<'a> {
         })
     }
 
+    /// The encoded bytes of entry `index` (tag included) as they are in the class file; empty for an
+    /// unusable slot.
+    pub fn entry_bytes(&self, index: u16) -> &'a [u8] {
+        let at = match self.offsets.get(index as usize) {
+            Some(&at) if at != 0 => at as usize,
+            _ => return &[],
+        };
+        let b = self.class_bytes;
+        let len = match ENTRY_SIZE[b[at] as usize] {
+            UTF8_SIZE => 3 + read_u2(b, at + 1) as usize,
+            n => n as usize,
+        };
+        &b[at..at + len]
+    }
+
+    /// The first entry whose encoding (tag included) is `encoded`. A linear scan that rejects on the tag
+    /// and the first two bytes before comparing more.
+    pub fn find_encoded(&self, encoded: &[u8]) -> Option<u16> {
+        if encoded.len() < 3 {
+            return None;
+        }
+        let b = self.class_bytes;
+        let head = [encoded[0], encoded[1], encoded[2]];
+        self.offsets
+            .iter()
+            .enumerate()
+            .skip(1)
+            .find_map(|(i, &at)| {
+                let at = at as usize;
+                (at != 0 && b[at..at + 3] == head && b.get(at..at + encoded.len()) == Some(encoded))
+                    .then_some(i as u16)
+            })
+    }
+
     /// The tag byte of entry `index`, or `None` for an unusable slot.
     pub fn tag(&self, index: u16) -> Option<u8> {
         match self.offsets.get(index as usize) {

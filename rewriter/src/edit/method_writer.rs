@@ -15,6 +15,10 @@ use crate::classfile::{ClassFile, Member, RawAttribute};
 use crate::error::{bail, Error, Result};
 use crate::pool_builder::PoolBuilder;
 
+// Memo slots of the constants every handler needs (0..5 belong to the probes' Methodrefs).
+const MEMO_THROWABLE: usize = 6;
+const MEMO_STACK_MAP_TABLE: usize = 7;
+
 /// How StackMapTable frames are carried over.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum FrameMode {
@@ -110,7 +114,7 @@ pub fn write_code(
     let class = m.class;
     // The handler needs a frame, except in class files older than 50, which have no StackMapTable.
     let handler_frame = (handler_entries > 0 && class.major_version >= 50)
-        .then(|| pool.class("java/lang/Throwable"))
+        .then(|| pool.memo(MEMO_THROWABLE, |p| p.class("java/lang/Throwable")))
         .transpose()?;
     let mut has_stack_map = false;
     let count_at = out.len();
@@ -160,7 +164,7 @@ pub fn write_code(
     if let (Some(throwable), false) = (handler_frame, has_stack_map) {
         // A method without branches has no table; the handler makes it need one.
         out.patch_u2(count_at, code.attributes.len() as u16 + 1);
-        out.u2(pool.utf8("StackMapTable")?);
+        out.u2(pool.memo(MEMO_STACK_MAP_TABLE, |p| p.utf8("StackMapTable"))?);
         out.u4(2 + HANDLER_FRAME_LEN);
         let table_start = out.len();
         out.u2(0);

@@ -34,8 +34,9 @@ pub fn plan(
             continue;
         }
         let lines = lines.get_or_insert_with(|| line_table(m));
-        let site = ids.site_id(method_id, insn.pc, || {
-            (line_at(lines, insn.pc), array_type(m, insn))
+        let site = ids.site_id(method_id, insn.pc, |out| {
+            array_type(m, insn, out);
+            line_at(lines, insn.pc)
         });
         code.clear();
         code.push(op::DUP);
@@ -47,56 +48,58 @@ pub fn plan(
     Ok(())
 }
 
+/// The method's line table sorted by start (class files need not sort it).
 fn line_table(m: &MethodView<'_, '_>) -> Vec<LineNumber> {
-    m.code
+    let mut lines = m
+        .code
         .attributes
         .iter()
         .find(|a| m.class.attribute_name(a) == names::LINE_NUMBER_TABLE)
         .and_then(|a| read_line_numbers(&a).ok())
-        .unwrap_or_default()
-}
-
-/// The line of the entry with the greatest start at or before `pc` (tables need not be sorted).
-fn line_at(lines: &[LineNumber], pc: u32) -> Option<u16> {
+        .unwrap_or_default();
+    lines.sort_by_key(|l| l.start_pc);
     lines
-        .iter()
-        .filter(|l| l.start_pc as u32 <= pc)
-        .max_by_key(|l| l.start_pc)
-        .map(|l| l.line)
 }
 
-/// Descriptor of the array type the instruction creates, for reports.
-fn array_type(m: &MethodView<'_, '_>, insn: Instruction) -> String {
+/// The line of the entry with the greatest start at or before `pc`.
+fn line_at(lines: &[LineNumber], pc: u32) -> Option<u16> {
+    let k = lines.partition_point(|l| l.start_pc as u32 <= pc);
+    k.checked_sub(1).map(|k| lines[k].line)
+}
+
+/// Appends the descriptor of the array type the instruction creates, for reports.
+fn array_type(m: &MethodView<'_, '_>, insn: Instruction, out: &mut Vec<u8>) {
     let code = m.code.code;
     let pc = insn.pc as usize;
     let class_operand = || {
         m.class
             .pool
             .class_name(read_u2(code, pc + 1))
-            .map(|n| String::from_utf8_lossy(n).into_owned())
-            .unwrap_or_else(|_| "?".into())
+            .unwrap_or(b"?")
     };
     match insn.opcode {
-        op::NEWARRAY => match code[pc + 1] {
-            4 => "[Z",
-            5 => "[C",
-            6 => "[F",
-            7 => "[D",
-            8 => "[B",
-            9 => "[S",
-            10 => "[I",
-            11 => "[J",
-            _ => "[?",
-        }
-        .to_string(),
+        op::NEWARRAY => out.extend_from_slice(match code[pc + 1] {
+            4 => b"[Z",
+            5 => b"[C",
+            6 => b"[F",
+            7 => b"[D",
+            8 => b"[B",
+            9 => b"[S",
+            10 => b"[I",
+            11 => b"[J",
+            _ => b"[?",
+        }),
         op::ANEWARRAY => {
             let element = class_operand();
-            if element.starts_with('[') {
-                format!("[{element}")
+            out.push(b'[');
+            if element.first() == Some(&b'[') {
+                out.extend_from_slice(element);
             } else {
-                format!("[L{element};")
+                out.push(b'L');
+                out.extend_from_slice(element);
+                out.push(b';');
             }
         }
-        _ => class_operand(),
+        _ => out.extend_from_slice(class_operand()),
     }
 }

@@ -59,17 +59,25 @@ impl Probe {
         }
     }
 
-    /// Appends `invokestatic HeapProxy.<probe>`.
+    /// Appends `invokestatic HeapProxy.<probe>`. The Methodref is looked up once per class: one rewrite
+    /// uses one flavour, so the probe alone names the constant.
     pub fn call(
         self,
         flavour: Flavour,
         pool: &mut PoolBuilder<'_, '_>,
         out: &mut Vec<u8>,
     ) -> Result<()> {
-        let index = pool.methodref(PROXY_CLASS, self.method_name(flavour), self.descriptor())?;
+        let index = self.methodref(flavour, pool)?;
         out.u1(crate::bytecode::opcode::INVOKESTATIC);
         out.u2(index);
         Ok(())
+    }
+
+    /// The pool index of this probe's Methodref.
+    pub fn methodref(self, flavour: Flavour, pool: &mut PoolBuilder<'_, '_>) -> Result<u16> {
+        pool.memo(self as usize, |pool| {
+            pool.new_methodref(PROXY_CLASS, self.method_name(flavour), self.descriptor())
+        })
     }
 }
 
@@ -87,7 +95,7 @@ pub fn push_int(value: u32, pool: &mut PoolBuilder<'_, '_>, out: &mut Vec<u8>) -
             out.u2(value as u16);
         }
         _ => {
-            let index = pool.integer(value as i32)?;
+            let index = pool.new_integer(value as i32)?;
             if index <= 255 {
                 out.u1(op::LDC);
                 out.u1(index as u8);

@@ -9,6 +9,8 @@
 use std::collections::HashMap;
 use std::sync::Mutex;
 
+use crate::pool_builder::BuildFastHash;
+
 /// A method that has an id.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct MethodInfo {
@@ -33,12 +35,56 @@ pub struct SiteInfo {
     pub array_type: String,
 }
 
+/// Names are kept as bytes in one arena and turned into `String`s only when read back, so that assigning
+/// an id costs one allocation (the map key) for a method and none for a site.
 #[derive(Default)]
 struct Tables {
-    method_ids: HashMap<(String, String, String), u32>,
-    methods: Vec<MethodInfo>,
-    site_ids: HashMap<(u32, u32), u32>,
-    sites: Vec<SiteInfo>,
+    /// Keyed by `class NUL name NUL descriptor`.
+    method_ids: HashMap<Box<[u8]>, u32, BuildFastHash>,
+    key: Vec<u8>,
+    /// Per method id - 1: the range of its key in `arena`.
+    methods: Vec<(u32, u32)>,
+    site_ids: HashMap<(u32, u32), u32, BuildFastHash>,
+    /// Per site id - 1: method, pc, line (0: unknown), range of the array type in `arena`.
+    sites: Vec<(u32, u32, u16, u32, u32)>,
+    arena: Vec<u8>,
+}
+
+impl Tables {
+    fn add_to_arena(&mut self, bytes: &[u8]) -> (u32, u32) {
+        let start = self.arena.len() as u32;
+        self.arena.extend_from_slice(bytes);
+        (start, self.arena.len() as u32)
+    }
+
+    fn text(&self, (start, end): (u32, u32)) -> String {
+        String::from_utf8_lossy(&self.arena[start as usize..end as usize]).into_owned()
+    }
+
+    fn method_info(&self, id: u32) -> Option<MethodInfo> {
+        let (start, end) = *self.methods.get(id.checked_sub(FIRST_ID)? as usize)?;
+        let key = &self.arena[start as usize..end as usize];
+        let mut parts = key
+            .split(|&b| b == 0)
+            .map(|p| String::from_utf8_lossy(p).into_owned());
+        Some(MethodInfo {
+            id,
+            class: parts.next().unwrap_or_default(),
+            name: parts.next().unwrap_or_default(),
+            descriptor: parts.next().unwrap_or_default(),
+        })
+    }
+
+    fn site_info(&self, id: u32) -> Option<SiteInfo> {
+        let &(method, pc, line, start, end) = self.sites.get(id.checked_sub(FIRST_ID)? as usize)?;
+        Some(SiteInfo {
+            id,
+            method,
+            pc,
+            line: (line != 0).then_some(line),
+            array_type: self.text((start, end)),
+        })
+    }
 }
 
 /// Thread-safe: the agent rewrites classes on whichever threads load them.
@@ -61,81 +107,93 @@ impl IdRegistry {
     }
 
     pub fn method_id(&self, class: &[u8], name: &[u8], descriptor: &[u8]) -> u32 {
-        let key = (text(class), text(name), text(descriptor));
-        let mut t = self.lock();
-        if let Some(&id) = t.method_ids.get(&key) {
+        let mut guard = self.lock();
+        let t = &mut *guard;
+        t.key.clear();
+        for (k, part) in [class, name, descriptor].into_iter().enumerate() {
+            if k > 0 {
+                t.key.push(0);
+            }
+            t.key.extend_from_slice(part);
+        }
+        if let Some(&id) = t.method_ids.get(t.key.as_slice()) {
             return id;
         }
         let id = FIRST_ID + t.methods.len() as u32;
-        t.methods.push(MethodInfo {
-            id,
-            class: key.0.clone(),
-            name: key.1.clone(),
-            descriptor: key.2.clone(),
-        });
+        let key: Box<[u8]> = t.key.as_slice().into();
+        let range = t.add_to_arena(&key);
+        t.methods.push(range);
         t.method_ids.insert(key, id);
         id
     }
 
-    /// The id of the array site at `pc` of method `method`; `describe` supplies the line and array type
-    /// the first time the site is seen.
+    /// The id of the array site at `pc` of method `method`; the first time the site is seen, `describe`
+    /// appends the array type descriptor to the buffer it is given and returns the line.
     pub fn site_id(
         &self,
         method: u32,
         pc: u32,
-        describe: impl FnOnce() -> (Option<u16>, String),
+        describe: impl FnOnce(&mut Vec<u8>) -> Option<u16>,
     ) -> u32 {
-        let mut t = self.lock();
+        let mut guard = self.lock();
+        let t = &mut *guard;
         if let Some(&id) = t.site_ids.get(&(method, pc)) {
             return id;
         }
         let id = FIRST_ID + t.sites.len() as u32;
-        let (line, array_type) = describe();
-        t.sites.push(SiteInfo {
-            id,
-            method,
-            pc,
-            line,
-            array_type,
-        });
+        let start = t.arena.len() as u32;
+        let line = describe(&mut t.arena).unwrap_or(0);
+        let end = t.arena.len() as u32;
+        t.sites.push((method, pc, line, start, end));
         t.site_ids.insert((method, pc), id);
         id
     }
 
     /// Every method with an id, in id order.
     pub fn methods(&self) -> Vec<MethodInfo> {
-        self.lock().methods.clone()
+        let t = self.lock();
+        (0..t.methods.len() as u32)
+            .filter_map(|k| t.method_info(FIRST_ID + k))
+            .collect()
     }
 
     /// Every array site, in id order.
     pub fn sites(&self) -> Vec<SiteInfo> {
-        self.lock().sites.clone()
+        let t = self.lock();
+        (0..t.sites.len() as u32)
+            .filter_map(|k| t.site_info(FIRST_ID + k))
+            .collect()
     }
 
     pub fn method(&self, id: u32) -> Option<MethodInfo> {
-        let t = self.lock();
-        t.methods.get(id.checked_sub(FIRST_ID)? as usize).cloned()
+        self.lock().method_info(id)
     }
 
     pub fn site(&self, id: u32) -> Option<SiteInfo> {
-        let t = self.lock();
-        t.sites.get(id.checked_sub(FIRST_ID)? as usize).cloned()
+        self.lock().site_info(id)
+    }
+
+    pub fn method_count(&self) -> usize {
+        self.lock().methods.len()
+    }
+
+    pub fn site_count(&self) -> usize {
+        self.lock().sites.len()
     }
 
     /// The map as tab-separated text: `method<TAB>id<TAB>class<TAB>name<TAB>descriptor` and
     /// `site<TAB>id<TAB>method id<TAB>pc<TAB>line<TAB>array type` lines (line `-` when unknown).
     pub fn to_tsv(&self) -> String {
         use std::fmt::Write;
-        let t = self.lock();
         let mut s = String::new();
-        for m in &t.methods {
+        for m in self.methods() {
             let _ = writeln!(
                 s,
                 "method\t{}\t{}\t{}\t{}",
                 m.id, m.class, m.name, m.descriptor
             );
         }
-        for site in &t.sites {
+        for site in self.sites() {
             let line = site.line.map_or("-".to_string(), |l| l.to_string());
             let _ = writeln!(
                 s,
@@ -145,10 +203,6 @@ impl IdRegistry {
         }
         s
     }
-}
-
-fn text(b: &[u8]) -> String {
-    String::from_utf8_lossy(b).into_owned()
 }
 
 #[cfg(test)]
@@ -162,8 +216,11 @@ mod tests {
         let b = r.method_id(b"A", b"g", b"()V");
         assert_eq!((a, b), (1, 2));
         assert_eq!(r.method_id(b"A", b"f", b"()V"), 1);
-        let s = r.site_id(a, 7, || (Some(3), "[I".into()));
-        assert_eq!(r.site_id(a, 7, || unreachable!()), s);
+        let s = r.site_id(a, 7, |out| {
+            out.extend_from_slice(b"[I");
+            Some(3)
+        });
+        assert_eq!(r.site_id(a, 7, |_| unreachable!()), s);
         assert_eq!(r.site(s).unwrap().line, Some(3));
         assert_eq!(r.method(2).unwrap().name, "g");
         assert!(r.method(0).is_none());

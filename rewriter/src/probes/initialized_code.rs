@@ -48,6 +48,9 @@ pub fn analyse_constructor(m: &MethodView<'_, '_>) -> Result<Initialization> {
     let index_of = |pc: u32| insns.binary_search_by_key(&pc, |i| i.pc).ok();
     // None: not reached yet; Some(true): reached with `this` initialised.
     let mut initialised: Vec<Option<bool>> = vec![None; insns.len()];
+    // Each instruction is queued at most once: the first state to reach it is the one that counts.
+    let mut queued = vec![false; insns.len()];
+    queued[0] = true;
     let mut calls = Vec::new();
     let mut work: Vec<(usize, State<'_>)> = vec![(0, State::from_frame(&initial, &[]))];
     while let Some((mut i, mut state)) = work.pop() {
@@ -58,7 +61,8 @@ pub fn analyse_constructor(m: &MethodView<'_, '_>) -> Result<Initialization> {
             for h in &m.code.exception_table {
                 if (h.start_pc as u32..h.end_pc as u32).contains(&insn.pc) {
                     match index_of(h.handler_pc as u32) {
-                        Some(k) if initialised[k].is_none() => {
+                        Some(k) if !queued[k] => {
+                            queued[k] = true;
                             let mut s = state.clone();
                             s.stack.clear();
                             s.stack.push(throwable());
@@ -68,32 +72,44 @@ pub fn analyse_constructor(m: &MethodView<'_, '_>) -> Result<Initialization> {
                     }
                 }
             }
-            let mut after = state.clone();
+            // Stepped in place: the state is cloned only where control splits.
+            let before_jsr = matches!(insn.opcode, op::JSR | op::JSR_W).then(|| state.clone());
             match insn.opcode {
                 // The return address is a reference-like word; its exact type does not matter here.
-                op::JSR | op::JSR_W => after.stack.push(VType::Null),
+                op::JSR | op::JSR_W => state.stack.push(VType::Null),
                 op::ATHROW | op::RET => {}
                 o if op::is_return(o) => {}
-                _ => step(&cx, &mut after, insn)?,
+                _ => step(&cx, &mut state, insn)?,
             }
             if uninitialised
                 && insn.opcode == op::INVOKESPECIAL
-                && !after.locals.contains(&VType::UninitializedThis)
+                && !state.locals.contains(&VType::UninitializedThis)
             {
                 calls.push(insn.pc);
             }
-            for target in targets(m.code.code, insn) {
-                match index_of(target) {
-                    Some(k) if initialised[k].is_none() => work.push((k, after.clone())),
-                    _ => {}
+            if matches!(
+                op::shape(insn.opcode),
+                Shape::Branch16 | Shape::Branch32 | Shape::TableSwitch | Shape::LookupSwitch
+            ) {
+                for target in targets(m.code.code, insn) {
+                    match index_of(target) {
+                        Some(k) if !queued[k] => {
+                            queued[k] = true;
+                            work.push((k, state.clone()));
+                        }
+                        _ => {}
+                    }
                 }
             }
             if op::ends_flow(insn.opcode) {
                 break;
             }
             // A subroutine returns to the instruction after its jsr with the caller's state.
-            if !matches!(insn.opcode, op::JSR | op::JSR_W) {
-                state = after;
+            if let Some(s) = before_jsr {
+                state = s;
+            }
+            if i + 1 < insns.len() {
+                queued[i + 1] = true;
             }
             i += 1;
         }

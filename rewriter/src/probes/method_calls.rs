@@ -28,39 +28,48 @@ pub fn plan(
     pool: &mut PoolBuilder<'_, '_>,
     out: &mut Insertions,
 ) -> Result<()> {
-    let call = |probe: Probe, pool: &mut PoolBuilder<'_, '_>| -> Result<Vec<u8>> {
-        let mut code = Vec::with_capacity(8);
-        push_int(method_id, pool, &mut code)?;
-        probe.call(flavour, pool, &mut code)?;
-        Ok(code)
+    // Every snippet is `push id; invokestatic probe` (8 bytes at most), built on the stack.
+    let mut push_id = Vec::with_capacity(3);
+    push_int(method_id, pool, &mut push_id)?;
+    let snippet = |probe: Probe, pool: &mut PoolBuilder<'_, '_>| -> Result<([u8; 9], usize)> {
+        let mut code = [0u8; 9];
+        let n = push_id.len();
+        code[..n].copy_from_slice(&push_id);
+        let index = probe.methodref(flavour, pool)?;
+        code[n] = op::INVOKESTATIC;
+        code[n + 1..n + 3].copy_from_slice(&index.to_be_bytes());
+        Ok((code, n + 3))
     };
-    let enter = call(Probe::MethodEnter, pool)?;
+    let (enter, len) = snippet(Probe::MethodEnter, pool)?;
+    let enter = &enter[..len];
     let code_len = m.code.code.len() as u32;
-    let ranges = if m.name == b"<init>" && m.class.name() != b"java/lang/Object" {
-        let init = analyse_constructor(m)?;
+    let whole = [(0, code_len)];
+    let init;
+    let ranges: &[(u32, u32)] = if m.name == b"<init>" && m.class.name() != b"java/lang/Object" {
+        init = analyse_constructor(m)?;
         if init.calls.is_empty() {
             return Err(Error::unsupported(
                 "constructor has no reachable super()/this() call; no method probes",
             ));
         }
         for &pc in &init.calls {
-            out.after(pc, &enter);
+            out.after(pc, enter);
         }
-        init.ranges
+        &init.ranges
     } else {
-        out.at_entry(&enter);
-        vec![(0, code_len)]
+        out.at_entry(enter);
+        &whole
     };
-    let exit = call(Probe::MethodExit, pool)?;
+    let (exit, len) = snippet(Probe::MethodExit, pool)?;
     for insn in m.insns {
         if op::is_return(insn.opcode) {
-            out.before(insn.pc, &exit);
+            out.before(insn.pc, &exit[..len]);
         }
     }
     out.need_stack(1);
-    let mut handler = call(Probe::MethodUnwind, pool)?;
-    handler.push(op::ATHROW);
+    let (mut handler, len) = snippet(Probe::MethodUnwind, pool)?;
+    handler[len] = op::ATHROW;
     // The exception and the id.
-    out.catch_all(&ranges, &handler, 2);
+    out.catch_all(ranges, &handler[..len + 1], 2);
     Ok(())
 }
