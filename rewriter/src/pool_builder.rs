@@ -85,6 +85,11 @@ impl<'p, 'a> PoolBuilder<'p, 'a> {
         self.original
     }
 
+    /// Bytes of the appended entries.
+    pub fn appended_len(&self) -> usize {
+        self.appended.len()
+    }
+
     /// Whether anything was appended.
     pub fn is_extended(&self) -> bool {
         !self.appended.is_empty()

@@ -82,7 +82,7 @@ fn rewrite_parsed(
     }
     let mut pool = PoolBuilder::new(&class.pool);
     // New Code bodies share one buffer; `new_code[i]` is the range of method i's body in it.
-    let mut bodies: Vec<u8> = Vec::new();
+    let mut bodies: Vec<u8> = Vec::with_capacity(class.members_raw.len() + class.members_raw.len() / 4);
     let mut new_code: Vec<Option<(usize, usize)>> = vec![None; class.methods.len()];
     let mut insns = Vec::new();
     let mut specials = Vec::new();
@@ -169,7 +169,9 @@ fn rewrite_parsed(
         }
     }
     if new_code.iter().any(Option::is_some) || pool.is_extended() || options.force_reencode {
-        let mut out = Vec::with_capacity(class_bytes_len(class) + 256);
+        // New bodies replace old ones, so this bounds the output and the buffer never grows.
+        let mut out =
+            Vec::with_capacity(class_bytes_len(class) + bodies.len() + pool.appended_len() + 256);
         let code: Vec<Option<&[u8]>> = new_code
             .iter()
             .map(|r| r.map(|(a, b)| &bodies[a..b]))
