@@ -87,6 +87,11 @@ fn report(jdk: &Jdk, classes: &Path, extra: &str, flags: &[&str], main: &str) ->
     );
     let json = fs::read_to_string(dir.join("out.json")).expect("report written");
     let txt = fs::read_to_string(dir.join("out.txt")).expect("text report written");
+    let collapsed =
+        fs::read_to_string(dir.join("out.collapsed")).expect("collapsed stacks written");
+    assert!(collapsed.lines().all(|l| l
+        .rsplit_once(' ')
+        .is_some_and(|(_, n)| n.parse::<u64>().is_ok())));
     (serde_json::from_str(&json).expect("valid JSON"), txt)
 }
 
@@ -189,7 +194,27 @@ fn sites_are_exact_with_stacks() {
             "{txt}"
         );
         assert!(txt.contains("AllocCounts.main(AllocCounts.java:"), "{txt}");
+        let plain_bytes = plain["bytes"].as_u64().unwrap();
+        assert!(
+            collapsed(&jdk, &classes)
+                .contains(&format!("AllocCounts.main;AllocCounts$Plain {plain_bytes}")),
+            "collapsed stacks lack the Plain site"
+        );
     }
+}
+
+/// The collapsed-stacks file of a depth-3 run.
+fn collapsed(jdk: &Jdk, classes: &Path) -> String {
+    let dir = scratch(&format!("agent-collapsed-{}", jdk.key()));
+    let out = run_with_agent(
+        jdk,
+        &format!("file={}/out,depth=3", dir.display()),
+        &[],
+        classes,
+        "AllocCounts",
+    );
+    check("AllocCounts, depth 3", &out);
+    fs::read_to_string(dir.join("out.collapsed")).unwrap()
 }
 
 /// Starts a VM with `options` and expects it to refuse, with `expect` in one `instr:` line and no crash.
@@ -252,4 +277,53 @@ fn help_prints_the_options() {
         "{stdout}"
     );
     assert!(!out.status.success());
+}
+
+#[test]
+fn exit_while_threads_allocate() {
+    for jdk in jdks() {
+        let classes = compile_agent_programs(&jdk);
+        for depth in [0, 4] {
+            let dir = scratch(&format!("agent-exit-{}-{depth}", jdk.key()));
+            let options = format!("file={}/out,depth={depth}", dir.display());
+            let mut cmd = Command::new(jdk.bin("java"));
+            cmd.arg(format!("-agentpath:{}={options}", agent_lib().display()))
+                .arg("-cp")
+                .arg(&classes)
+                .arg("ExitWhileAllocating");
+            let out = run_with_timeout(&mut cmd, std::time::Duration::from_secs(120));
+            check(
+                &format!("[{}] ExitWhileAllocating depth={depth}", jdk.version),
+                &out,
+            );
+            let report: Value =
+                serde_json::from_str(&fs::read_to_string(dir.join("out.json")).unwrap()).unwrap();
+            assert!(
+                class_count(&report, "int[]") > 0,
+                "[{}] no int[] counted",
+                jdk.version
+            );
+        }
+    }
+}
+
+/// Runs a command, killing it (and failing) if it takes longer than `limit`: a deadlock must not hang the suite.
+fn run_with_timeout(cmd: &mut Command, limit: std::time::Duration) -> Output {
+    let child = cmd
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("start java");
+    let id = child.id();
+    let watchdog = std::thread::spawn(move || {
+        std::thread::sleep(limit);
+        let _ = Command::new("kill").arg("-9").arg(id.to_string()).status();
+    });
+    let out = child.wait_with_output().expect("wait for java");
+    drop(watchdog); // detached: harmless if the process already ended
+    assert!(
+        out.status.code().is_some(),
+        "killed after {limit:?}: deadlock at exit?"
+    );
+    out
 }

@@ -273,12 +273,14 @@ unsafe extern "system" fn vm_death(_jvmti: Env, env: *mut JNIEnv) {
         let prefix = a.rules.output_path(pid);
         let json = report::to_json(a, &r, pid);
         let text = report::to_text(a, &r, pid);
+        let collapsed = report::to_collapsed(a, &r);
         for (path, bytes) in [
             (
                 format!("{prefix}.json"),
                 serde_json::to_vec_pretty(&json).unwrap_or_default(),
             ),
             (format!("{prefix}.txt"), text.into_bytes()),
+            (format!("{prefix}.collapsed"), collapsed.into_bytes()),
         ] {
             if let Err(e) = report::write_atomically(&path, &bytes) {
                 eprintln!("instr: {e}");

@@ -12,11 +12,13 @@ OPTIONS is either a rules file (rules/*.yaml) or comma-separated key=value pairs
   file=PREFIX   report path prefix; %p is the pid (default from the rules: instr-%p)
   depth=N       stack depth of allocation sites, 0..64 (0: per class only)
   help          print this and stop
-Reports: PREFIX.txt (hprof-style SITES) and PREFIX.json (exact counts), written at VM exit.";
+Reports, written at VM exit: PREFIX.txt (hprof-style SITES and TRACEs), PREFIX.json (exact counts,
+schema instr-heap/1) and PREFIX.collapsed (flame-graph input: stack;class bytes).";
 
 /// The built-in rules when none are given: those of rules/default.yaml.
 const DEFAULT_RULES: &str = include_str!("../../rules/default.yaml");
 
+#[derive(Debug)]
 pub enum Parsed {
     Run(Rules),
     Help,

@@ -390,6 +390,26 @@ pub fn to_text(a: &Agent, r: &Report, pid: u32) -> String {
     s
 }
 
+/// Collapsed stacks for flame-graph tools (`flamegraph.pl`, speedscope, async-profiler's converter): one
+/// line per stack, root first, the allocated class as the leaf, then the allocated bytes. Without stacks
+/// (depth 0) every class is one line of its own.
+pub fn to_collapsed(a: &Agent, r: &Report) -> String {
+    let mut s = String::new();
+    if a.rules.depth() == 0 {
+        for c in &r.classes {
+            let _ = writeln!(s, "{} {}", c.name, c.bytes);
+        }
+        return s;
+    }
+    for site in &r.sites {
+        for f in site.frames.iter().rev() {
+            let _ = write!(s, "{}.{};", f.class, f.method);
+        }
+        let _ = writeln!(s, "{} {}", site.class, site.bytes);
+    }
+    s
+}
+
 /// Writes `bytes` to `path` through a temporary file in the same directory and a rename.
 pub fn write_atomically(path: &str, bytes: &[u8]) -> Result<(), String> {
     let tmp = format!("{path}.tmp{}", std::process::id());

@@ -82,7 +82,8 @@ fn rewrite_parsed(
     }
     let mut pool = PoolBuilder::new(&class.pool);
     // New Code bodies share one buffer; `new_code[i]` is the range of method i's body in it.
-    let mut bodies: Vec<u8> = Vec::with_capacity(class.members_raw.len() + class.members_raw.len() / 4);
+    let mut bodies: Vec<u8> =
+        Vec::with_capacity(class.members_raw.len() + class.members_raw.len() / 4);
     let mut new_code: Vec<Option<(usize, usize)>> = vec![None; class.methods.len()];
     let mut insns = Vec::new();
     let mut specials = Vec::new();

@@ -1,3 +1,4 @@
+#![allow(dead_code)] // each test binary uses a different part
 //! The class corpora the tests run on: every JDK runtime image installed under /usr/lib/jvm, extracted
 //! with its own `jimage` into a cache under `target/` on first use.
 
