@@ -11,29 +11,6 @@ use std::process::{Command, Output};
 use serde_json::Value;
 use support::*;
 
-/// libinstr.so, built for the profile of this test binary. `cargo test` builds a cdylib's tests but not
-/// the library file itself, so the first call runs `cargo build -p instr-agent` (a no-op when fresh).
-fn agent_lib() -> PathBuf {
-    static BUILT: std::sync::OnceLock<PathBuf> = std::sync::OnceLock::new();
-    BUILT
-        .get_or_init(|| {
-            let profile_dir = rewrite_class_bin().parent().unwrap().to_path_buf();
-            let mut cmd = Command::new(env!("CARGO"));
-            cmd.arg("build")
-                .arg("-p")
-                .arg("instr-agent")
-                .current_dir(workspace());
-            if profile_dir.ends_with("release") {
-                cmd.arg("--release");
-            }
-            check("cargo build -p instr-agent", &run(&mut cmd));
-            let lib = profile_dir.join("libinstr.so");
-            assert!(lib.exists(), "{} was not built", lib.display());
-            lib
-        })
-        .clone()
-}
-
 fn compile_agent_programs(jdk: &Jdk) -> PathBuf {
     static DONE: PerKey = std::sync::OnceLock::new();
     once_per_key(&DONE, &jdk.key(), || {
@@ -326,4 +303,55 @@ fn run_with_timeout(cmd: &mut Command, limit: std::time::Duration) -> Output {
         "killed after {limit:?}: deadlock at exit?"
     );
     out
+}
+
+fn live_instances(report: &Value, class: &str) -> u64 {
+    report["classes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|c| c["class"] == class)
+        .and_then(|c| c["live_instances"].as_u64())
+        .unwrap_or(0)
+}
+
+/// LiveObjects keeps 2,500 of 10,000 nodes. Exact mode must find exactly those; sampling one in N must land
+/// within three standard deviations of a binomial sample, 3·sqrt(K·N) (docs/REPORTS.md).
+#[test]
+fn live_objects_exact_and_sampled() {
+    const KEPT: f64 = 2500.0;
+    for jdk in jdks() {
+        let classes = compile_agent_programs(&jdk);
+        for (mode, every) in [("exact", 1.0), ("10", 10.0), ("50", 50.0)] {
+            for (name, flags) in [
+                ("interpreter", &["-Xint"][..]),
+                ("C2", &["-XX:-TieredCompilation"][..]),
+            ] {
+                let (r, txt) = report(
+                    &jdk,
+                    &classes,
+                    &format!(",depth=0,live={mode}"),
+                    flags,
+                    "LiveObjects",
+                );
+                assert_eq!(class_count(&r, "LiveObjects$Node"), 10_000);
+                let live = live_instances(&r, "LiveObjects$Node") as f64;
+                if every == 1.0 {
+                    assert_eq!(live, KEPT, "[{}] {name} exact live count", jdk.version);
+                    assert!(txt.contains("live at exit: exact"));
+                } else {
+                    let bound = 3.0 * (KEPT * every).sqrt();
+                    assert!(
+                        (live - KEPT).abs() <= bound,
+                        "[{}] {name} live={mode}: estimate {live} is not within {bound:.0} of {KEPT}",
+                        jdk.version
+                    );
+                }
+                println!(
+                    "[{}] {name} live={mode}: {live} live nodes (kept {KEPT})",
+                    jdk.version
+                );
+            }
+        }
+    }
 }

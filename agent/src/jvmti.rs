@@ -69,6 +69,18 @@ impl Capabilities {
     }
 }
 
+/// `JVMTI_HEAP_FILTER_UNTAGGED`: skip objects without a tag.
+const HEAP_FILTER_UNTAGGED: jint = 0x8;
+
+type HeapIterationFn =
+    unsafe extern "system" fn(jlong, jlong, *mut jlong, jint, *mut c_void) -> jint;
+
+/// `jvmtiHeapCallbacks`: the heap-iteration callback first, then fourteen the agent leaves empty.
+#[repr(C)]
+struct HeapCallbacks {
+    slots: [Option<HeapIterationFn>; 15],
+}
+
 #[repr(C)]
 #[derive(Clone, Copy)]
 pub struct FrameInfo {
@@ -250,6 +262,39 @@ impl Jvmti {
         let mut size: jlong = 0;
         let e = call!(self, 154, fn(jobject, *mut jlong), object, &mut size);
         (e == ERROR_NONE).then_some(size)
+    }
+    pub fn set_tag(&self, object: jobject, tag: jlong) -> JvmtiError {
+        call!(self, 107, fn(jobject, jlong), object, tag)
+    }
+    pub fn force_garbage_collection(&self) -> JvmtiError {
+        call!(self, 108, fn())
+    }
+    /// Visits every tagged object in the heap: `visit(tag, size)`.
+    pub fn for_each_tagged_object(&self, mut visit: impl FnMut(jlong, jlong)) -> JvmtiError {
+        unsafe extern "system" fn each(
+            _class_tag: jlong,
+            size: jlong,
+            tag: *mut jlong,
+            _length: jint,
+            user: *mut c_void,
+        ) -> jint {
+            // SAFETY: `user` is the `&mut dyn FnMut` passed below, alive for the whole iteration.
+            let visit = unsafe { &mut *(user as *mut &mut dyn FnMut(jlong, jlong)) };
+            visit(unsafe { *tag }, size);
+            0
+        }
+        let mut callbacks = HeapCallbacks { slots: [None; 15] };
+        callbacks.slots[0] = Some(each);
+        let mut visit: &mut dyn FnMut(jlong, jlong) = &mut visit;
+        call!(
+            self,
+            116,
+            fn(jint, jclass, *const HeapCallbacks, *mut c_void),
+            HEAP_FILTER_UNTAGGED,
+            ptr::null_mut(),
+            &callbacks,
+            &mut visit as *mut _ as *mut c_void
+        )
     }
     pub fn set_event_callbacks(&self, callbacks: &EventCallbacks) -> JvmtiError {
         call!(

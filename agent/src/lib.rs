@@ -80,13 +80,15 @@ pub unsafe extern "system" fn Agent_OnLoad(
 }
 
 unsafe fn load(vm: *mut JavaVM, options: &str) -> Result<(), String> {
-    let rules = match options::parse(options)? {
+    let settings = match options::parse(options)? {
         options::Parsed::Help => {
             println!("{}", options::HELP);
             return Err("help printed; not starting the VM".into());
         }
-        options::Parsed::Run(r) => r,
+        options::Parsed::Run(s) => s,
     };
+    let rules = settings.rules;
+    let live_every = settings.live_every;
     check_output_writable(&rules.output_path(std::process::id()))?;
 
     let mut env: *mut c_void = std::ptr::null_mut();
@@ -95,6 +97,11 @@ unsafe fn load(vm: *mut JavaVM, options: &str) -> Result<(), String> {
         return Err(format!("JVMTI 1.2 is not available (GetEnv returned {rc})"));
     }
     let jvmti = Jvmti(env as Env);
+    let live_caps: &[u32] = if live_every > 0 {
+        &[capability::TAG_OBJECTS]
+    } else {
+        &[]
+    };
     let wanted = [
         capability::GENERATE_ALL_CLASS_HOOK_EVENTS,
         capability::GENERATE_EARLY_CLASS_HOOK_EVENTS,
@@ -105,7 +112,7 @@ unsafe fn load(vm: *mut JavaVM, options: &str) -> Result<(), String> {
     ];
     let potential = jvmti.potential_capabilities();
     let mut caps = Capabilities::default();
-    for bit in wanted {
+    for &bit in wanted.iter().chain(live_caps) {
         if !potential.has(bit) {
             return Err(format!(
                 "this VM does not offer the JVMTI capability {}",
@@ -121,6 +128,7 @@ unsafe fn load(vm: *mut JavaVM, options: &str) -> Result<(), String> {
     install(Agent {
         jvmti,
         rules,
+        live_every,
         ids: Default::default(),
         engaged: Default::default(),
         proxy: Default::default(),
@@ -189,7 +197,7 @@ unsafe extern "system" fn vm_init(_jvmti: Env, env: *mut JNIEnv, _thread: jthrea
             eprintln!("instr: cannot read the array layout from jdk.internal.misc.Unsafe; nothing will be counted");
             return;
         };
-        let Some(engage) = jni.static_method(proxy.0, "engage", "(IIIIJIJJJJ)V") else {
+        let Some(engage) = jni.static_method(proxy.0, "engage", "(IIIIJIJJJJI)V") else {
             eprintln!("instr: HeapProxy.engage not found; nothing will be counted");
             return;
         };
@@ -207,6 +215,9 @@ unsafe extern "system" fn vm_init(_jvmti: Env, env: *mut JNIEnv, _thread: jthrea
             jvalue { j: offsets[1] },
             jvalue { j: offsets[2] },
             jvalue { j: offsets[3] },
+            jvalue {
+                i: a.live_every as jint,
+            },
         ];
         if jni.call_static_void(proxy.0, engage, &args) {
             a.engaged.store(true, Ordering::Release);

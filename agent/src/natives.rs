@@ -153,3 +153,19 @@ pub extern "system" fn Java_java_lang_HeapProxy_arrayStack(
             .add(Allocated::Array { site }, &frames, bytes.max(0) as u64);
     })
 }
+
+/// Tags a sampled object with its class slot (plus one: tag 0 means untagged), so the heap walk at exit
+/// finds it if it is still alive.
+#[no_mangle]
+pub extern "system" fn Java_java_lang_HeapProxy_tag(
+    _env: *mut JNIEnv,
+    _: jclass,
+    o: jobject,
+    slot: jint,
+) {
+    guarded(|| {
+        if let Some(a) = agent() {
+            a.jvmti.set_tag(o, slot as i64 + 1);
+        }
+    })
+}

@@ -11,6 +11,8 @@ OPTIONS is either a rules file (rules/*.yaml) or comma-separated key=value pairs
   rules=FILE    rules file (default: rules/default.yaml's settings, built in)
   file=PREFIX   report path prefix; %p is the pid (default from the rules: instr-%p)
   depth=N       stack depth of allocation sites, 0..64 (0: per class only)
+  live=MODE     live objects at exit: off (default), exact (tag every object: slow, for tests)
+                or N (tag every N-th allocation of each class; live counts are scaled by N)
   help          print this and stop
 Reports, written at VM exit: PREFIX.txt (hprof-style SITES and TRACEs), PREFIX.json (exact counts,
 schema instr-heap/1) and PREFIX.collapsed (flame-graph input: stack;class bytes).";
@@ -20,8 +22,16 @@ const DEFAULT_RULES: &str = include_str!("../../rules/default.yaml");
 
 #[derive(Debug)]
 pub enum Parsed {
-    Run(Rules),
+    Run(Settings),
     Help,
+}
+
+/// Everything the option string sets.
+#[derive(Debug)]
+pub struct Settings {
+    pub rules: Rules,
+    /// Tag every `live_every`-th allocation of each class to count live objects at exit; 0: off.
+    pub live_every: u32,
 }
 
 /// Parses the option string. `Err` is the one-line message the agent prints before refusing to start.
@@ -30,15 +40,22 @@ pub fn parse(options: &str) -> Result<Parsed, String> {
     if options == "help" {
         return Ok(Parsed::Help);
     }
+    let run = |rules| {
+        Parsed::Run(Settings {
+            rules,
+            live_every: 0,
+        })
+    };
     if options.is_empty() {
-        return built_in().map(Parsed::Run);
+        return built_in().map(run);
     }
     if !options.contains('=') {
-        return load(&PathBuf::from(options)).map(Parsed::Run);
+        return load(&PathBuf::from(options)).map(run);
     }
     let mut rules = None;
     let mut file = None;
     let mut depth = None;
+    let mut live_every = 0;
     for pair in options.split(',') {
         let (key, value) = pair.split_once('=').ok_or_else(|| {
             format!("option '{pair}' is not key=value (see -agentpath:libinstr.so=help)")
@@ -53,10 +70,19 @@ pub fn parse(options: &str) -> Result<Parsed, String> {
                         .map_err(|_| format!("depth={value}: not a number (0..=64)"))?,
                 )
             }
+            "live" => {
+                live_every = match value {
+                    "off" => 0,
+                    "exact" => 1,
+                    n => n.parse::<u32>().ok().filter(|&n| n > 0).ok_or_else(|| {
+                        format!("live={value}: expected off, exact or a sampling interval N > 0")
+                    })?,
+                }
+            }
             "help" => return Ok(Parsed::Help),
             other => {
                 return Err(format!(
-                    "unknown option '{other}' (known: rules, file, depth, help)"
+                    "unknown option '{other}' (known: rules, file, depth, live, help)"
                 ))
             }
         }
@@ -71,7 +97,10 @@ pub fn parse(options: &str) -> Result<Parsed, String> {
     if let Some(d) = depth {
         r.set_depth(d).map_err(|e| e.to_string())?;
     }
-    Ok(Parsed::Run(r))
+    Ok(Parsed::Run(Settings {
+        rules: r,
+        live_every,
+    }))
 }
 
 fn load(path: &std::path::Path) -> Result<Rules, String> {

@@ -17,6 +17,8 @@ pub struct ClassCount {
     pub name: String,
     pub instances: u64,
     pub bytes: u64,
+    /// Live at exit (after a full GC), when live tracking is on: exact, or sampled and scaled.
+    pub live: Option<(u64, u64)>,
 }
 
 pub struct ResolvedFrame {
@@ -58,8 +60,9 @@ pub fn java_name(descriptor: &str) -> String {
         "F" => "float".to_string(),
         "D" => "double".to_string(),
         e => e
-            .trim_start_matches('L')
-            .trim_end_matches(';')
+            .strip_prefix('L')
+            .and_then(|e| e.strip_suffix(';'))
+            .unwrap_or(e)
             .replace('/', "."),
     };
     format!("{base}{}", "[]".repeat(dims))
@@ -71,6 +74,7 @@ pub fn collect(a: &Agent, jni: Jni, proxy: jobject) -> Report {
         jni.set_static_boolean(proxy, f, false);
     }
     a.engaged.store(false, Ordering::Release);
+    let live = (a.live_every > 0).then(|| live_by_slot(a));
     let instances = jni.static_longs(proxy, "instances");
     let array_bytes = jni.static_longs(proxy, "arrayBytes");
     let sizes = lock(&a.instance_sizes).clone();
@@ -101,10 +105,12 @@ pub fn collect(a: &Agent, jni: Jni, proxy: jobject) -> Report {
                     ),
                 );
                 if n > 0 {
+                    let live = live.as_ref().map(|l| l.get(&i).copied().unwrap_or((0, 0)));
                     classes.push(ClassCount {
                         name,
                         instances: n,
                         bytes,
+                        live,
                     });
                 }
             }
@@ -215,6 +221,22 @@ pub fn collect(a: &Agent, jni: Jni, proxy: jobject) -> Report {
     }
 }
 
+/// Live objects and bytes per class slot: a full GC, then a walk over the tagged objects still in the
+/// heap. Sampled counts are scaled by the sampling interval.
+fn live_by_slot(a: &Agent) -> HashMap<i32, (u64, u64)> {
+    let mut live: HashMap<i32, (u64, u64)> = HashMap::new();
+    a.jvmti.force_garbage_collection();
+    a.jvmti.for_each_tagged_object(|tag, size| {
+        let e = live.entry((tag - 1) as i32).or_default();
+        e.0 += 1;
+        e.1 += size.max(0) as u64;
+    });
+    let scale = a.live_every as u64;
+    live.values_mut()
+        .for_each(|v| *v = (v.0 * scale, v.1 * scale));
+    live
+}
+
 fn frame_text(frames: &[ResolvedFrame]) -> String {
     frames
         .iter()
@@ -298,7 +320,15 @@ pub fn to_json(a: &Agent, r: &Report, pid: u32) -> Value {
             "instances": r.classes.iter().map(|c| c.instances).sum::<u64>(),
             "bytes": r.classes.iter().map(|c| c.bytes).sum::<u64>(),
         },
-        "classes": r.classes.iter().map(|c| json!({"class": c.name, "instances": c.instances, "bytes": c.bytes})).collect::<Vec<_>>(),
+        "live_sampling": a.live_every,
+        "classes": r.classes.iter().map(|c| {
+            let mut v = json!({"class": c.name, "instances": c.instances, "bytes": c.bytes});
+            if let Some((n, b)) = c.live {
+                v["live_instances"] = json!(n);
+                v["live_bytes"] = json!(b);
+            }
+            v
+        }).collect::<Vec<_>>(),
         "sites": r.sites.iter().map(|s| json!({
             "class": s.class, "count": s.count, "bytes": s.bytes, "site_id": s.site_id,
             "stack": s.frames.iter().map(frame_json).collect::<Vec<_>>(),
@@ -322,16 +352,38 @@ pub fn to_text(a: &Agent, r: &Report, pid: u32) -> String {
         a.rules.depth()
     );
     let _ = writeln!(s, "\nCLASSES BEGIN (exact; ordered by allocated bytes)");
-    let _ = writeln!(s, " rank        bytes    instances  class");
-    for (i, c) in r.classes.iter().enumerate() {
-        let _ = writeln!(
-            s,
-            "{:5} {:12} {:12}  {}",
-            i + 1,
-            c.bytes,
-            c.instances,
-            c.name
-        );
+    if a.live_every > 0 {
+        let how = if a.live_every == 1 {
+            "exact".to_string()
+        } else {
+            format!("sampled 1 in {}, scaled", a.live_every)
+        };
+        let _ = writeln!(s, " rank        bytes    instances   live bytes    live objs  class  (live at exit: {how})");
+        for (i, c) in r.classes.iter().enumerate() {
+            let (ln, lb) = c.live.unwrap_or((0, 0));
+            let _ = writeln!(
+                s,
+                "{:5} {:12} {:12} {:12} {:12}  {}",
+                i + 1,
+                c.bytes,
+                c.instances,
+                lb,
+                ln,
+                c.name
+            );
+        }
+    } else {
+        let _ = writeln!(s, " rank        bytes    instances  class");
+        for (i, c) in r.classes.iter().enumerate() {
+            let _ = writeln!(
+                s,
+                "{:5} {:12} {:12}  {}",
+                i + 1,
+                c.bytes,
+                c.instances,
+                c.name
+            );
+        }
     }
     let _ = writeln!(s, "CLASSES END");
     let _ = writeln!(s, "\nSITES BEGIN (ordered by allocated bytes)");

@@ -14,6 +14,8 @@ use crate::stacks::Stacks;
 pub struct Agent {
     pub jvmti: Jvmti,
     pub rules: Rules,
+    /// Every `live_every`-th allocation of a class is tagged, to count live objects at exit; 0: off.
+    pub live_every: u32,
     pub ids: IdRegistry,
     /// True once HeapProxy.engage() has run: classes loaded from then on call the native flavour.
     pub engaged: AtomicBool,

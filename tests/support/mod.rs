@@ -38,6 +38,29 @@ pub fn rewrite_class_bin() -> PathBuf {
     PathBuf::from(env!("CARGO_BIN_EXE_rewrite-class"))
 }
 
+/// libinstr.so, built for the profile of this test binary. `cargo test` builds a cdylib's tests but not
+/// the library file itself, so the first call runs `cargo build -p instr-agent` (a no-op when fresh).
+pub fn agent_lib() -> PathBuf {
+    static BUILT: OnceLock<PathBuf> = OnceLock::new();
+    BUILT
+        .get_or_init(|| {
+            let profile_dir = rewrite_class_bin().parent().unwrap().to_path_buf();
+            let mut cmd = Command::new(env!("CARGO"));
+            cmd.arg("build")
+                .arg("-p")
+                .arg("instr-agent")
+                .current_dir(workspace());
+            if profile_dir.ends_with("release") {
+                cmd.arg("--release");
+            }
+            check("cargo build -p instr-agent", &run(&mut cmd));
+            let lib = profile_dir.join("libinstr.so");
+            assert!(lib.exists(), "{} was not built", lib.display());
+            lib
+        })
+        .clone()
+}
+
 /// Runs `rewrite-class ARGS... INPUT -o OUTPUT` (OUTPUT removed first).
 pub fn rewrite_class(args: &[&str], input: &Path, output: &Path) -> Output {
     if output.is_dir() {

@@ -36,6 +36,9 @@ public final class HeapProxy {
     /** Stack depth for object sites (0: per class only); array sites need stacks only when depth > 1. */
     private static int depth;
 
+    /** Tag every liveEvery-th instance of each class (0: no live tracking). */
+    private static int liveEvery;
+
     // Classes by identity hash, open addressing. A slot is claimed once with a CAS and never freed.
     private static Class<?>[] classes;
     private static long[] instances;
@@ -63,13 +66,14 @@ public final class HeapProxy {
      * this class, compiled once, cannot call it itself).
      */
     static void engage(int stackDepth, int classSlots, int maxSites, int maxMethods, long header, int refSize,
-                       long longBase, long longScale, long refBase, long refScale) {
+                       long longBase, long longScale, long refBase, long refScale, int sampleLive) {
         U = Unsafe.getUnsafe();
         LONGS = longBase;
         LONG_SCALE = longScale;
         REFS = refBase;
         REF_SCALE = refScale;
         depth = stackDepth;
+        liveEvery = sampleLive;
         classes = new Class<?>[classSlots];
         instances = new long[classSlots];
         arrayBytes = new long[classSlots];
@@ -97,7 +101,8 @@ public final class HeapProxy {
     public static void objectAlloc(Object o) {
         int slot = slot(o);
         if (slot < 0) return;
-        add(instances, slot, 1);
+        long before = add(instances, slot, 1);
+        if (liveEvery > 0 && sampled(before)) tag(o, slot);
         if (depth > 0) objectStack(o, slot);
     }
 
@@ -122,6 +127,8 @@ public final class HeapProxy {
     private static native void classSeen(int slot, Object instance);
     /** Records the current stack for an object of the class in `slot`. */
     private static native void objectStack(Object o, int slot);
+    /** Tags an object sampled for live tracking with its class slot. */
+    private static native void tag(Object o, int slot);
     /** Records the current stack for an array allocated at `site`. */
     private static native void arrayStack(Object a, int site, long bytes);
 
@@ -131,8 +138,17 @@ public final class HeapProxy {
         if (id > 0 && id < table.length) add(table, id, 1); else add1Dropped();
     }
 
-    private static void add(long[] table, int index, long delta) {
-        U.getAndAddLong(table, LONGS + index * LONG_SCALE, delta);
+    /**
+     * Whether the n-th instance of a class is tagged for live tracking: one in liveEvery, chosen by a hash of n
+     * rather than n % liveEvery, so that a program keeping every k-th object does not bias the estimate.
+     */
+    private static boolean sampled(long n) {
+        return liveEvery == 1 || (((n + 1) * 0x9E3779B97F4A7C15L) >>> 33) % liveEvery == 0;
+    }
+
+    /** Adds atomically; returns the value before. */
+    private static long add(long[] table, int index, long delta) {
+        return U.getAndAddLong(table, LONGS + index * LONG_SCALE, delta);
     }
 
     private static void add1Dropped() {
@@ -144,8 +160,9 @@ public final class HeapProxy {
         int slot = slot(a);
         long size = arraySize(a);
         if (slot >= 0) {
-            add(instances, slot, 1);
+            long before = add(instances, slot, 1);
             add(arrayBytes, slot, size);
+            if (liveEvery > 0 && sampled(before)) tag(a, slot);
         }
         if (a instanceof Object[] outer && holdsArrays(outer)) {
             for (Object inner : outer) {
