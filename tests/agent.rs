@@ -72,13 +72,19 @@ fn report(jdk: &Jdk, classes: &Path, extra: &str, flags: &[&str], main: &str) ->
     (serde_json::from_str(&json).expect("valid JSON"), txt)
 }
 
-fn class_count(report: &Value, class: &str) -> u64 {
+/// A number from the report's `classes` entry for `class` (0 when the class or the field is absent).
+fn class_field(report: &Value, class: &str, field: &str) -> u64 {
     report["classes"]
         .as_array()
         .unwrap()
         .iter()
         .find(|c| c["class"] == class)
-        .map_or(0, |c| c["instances"].as_u64().unwrap())
+        .and_then(|c| c[field].as_u64())
+        .unwrap_or(0)
+}
+
+fn class_count(report: &Value, class: &str) -> u64 {
+    class_field(report, class, "instances")
 }
 
 const EXPECTED: &[(&str, u64)] = &[
@@ -305,16 +311,6 @@ fn run_with_timeout(cmd: &mut Command, limit: std::time::Duration) -> Output {
     out
 }
 
-fn live_instances(report: &Value, class: &str) -> u64 {
-    report["classes"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|c| c["class"] == class)
-        .and_then(|c| c["live_instances"].as_u64())
-        .unwrap_or(0)
-}
-
 /// LiveObjects keeps 2,500 of 10,000 nodes. Exact mode must find exactly those; sampling one in N must land
 /// within three standard deviations of a binomial sample, 3·sqrt(K·N) (docs/REPORTS.md).
 #[test]
@@ -335,7 +331,7 @@ fn live_objects_exact_and_sampled() {
                     "LiveObjects",
                 );
                 assert_eq!(class_count(&r, "LiveObjects$Node"), 10_000);
-                let live = live_instances(&r, "LiveObjects$Node") as f64;
+                let live = class_field(&r, "LiveObjects$Node", "live_instances") as f64;
                 if every == 1.0 {
                     assert_eq!(live, KEPT, "[{}] {name} exact live count", jdk.version);
                     assert!(txt.contains("live at exit: exact"));

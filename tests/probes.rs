@@ -353,6 +353,28 @@ fn probe_bytecode_matches_the_snapshot() {
 // ---------------------------------------------------------------------------------------------------------------
 // Verification of whole class corpora
 
+/// One line of counts per corpus and JDK, then every method rewrite-class left uninstrumented.
+fn print_link_summary(
+    jdk: &Jdk,
+    what: &str,
+    rewrite_stderr: &str,
+    before: &LinkReport,
+    after: &LinkReport,
+    regressions: usize,
+) {
+    println!(
+        "[{}] {what}: {} | {} classes checked, {} OK before, {} OK after, {regressions} regressions",
+        jdk.version,
+        rewrite_stderr.lines().last().unwrap_or(""),
+        before.classes.len(),
+        before.count("OK"),
+        after.count("OK"),
+    );
+    for w in rewrite_stderr.lines().filter(|l| l.contains("warning:")) {
+        println!("[{}] left uninstrumented: {w}", jdk.version);
+    }
+}
+
 /// Warnings other than the 64 KB limit mean a method was left uninstrumented for a reason we do not accept.
 fn unexpected_warnings(stderr: &str) -> Vec<String> {
     stderr
@@ -406,18 +428,14 @@ fn all_probes_keep_every_jdk_class_linkable() {
             continue;
         }
         let regressions = before.regressions(&after);
-        println!(
-            "[{}] all probes: {} | {} classes checked, {} OK before, {} OK after, {} regressions",
-            jdk.version,
-            stderr.lines().last().unwrap_or(""),
-            before.classes.len(),
-            before.count("OK"),
-            after.count("OK"),
-            regressions.len()
+        print_link_summary(
+            &jdk,
+            "all probes",
+            &stderr,
+            &before,
+            &after,
+            regressions.len(),
         );
-        for w in stderr.lines().filter(|l| l.contains("warning:")) {
-            println!("[{}] left uninstrumented: {w}", jdk.version);
-        }
         if regressions.is_empty() {
             let _ = fs::remove_dir_all(&out_dir);
         } else {
@@ -480,7 +498,7 @@ fn extract_jar(jar: &Path, dir: &Path) {
             continue;
         };
         // Multi-release variants and module descriptors are not loadable as plain classes.
-        if !name.extension().is_some_and(|e| e == "class")
+        if name.extension().is_none_or(|e| e != "class")
             || name.starts_with("META-INF")
             || name.ends_with("module-info.class")
         {
@@ -536,19 +554,8 @@ fn all_probes_keep_every_workload_jar_class_linkable() {
             jdk.version
         ));
         let regressions = before.regressions(&after);
-        println!(
-            "[{}] workload jars: {} jars | {} | {} classes checked, {} OK before, {} OK after, {} regressions",
-            jdk.version,
-            jars.len(),
-            stderr.lines().last().unwrap_or(""),
-            before.classes.len(),
-            before.count("OK"),
-            after.count("OK"),
-            regressions.len()
-        );
-        for w in stderr.lines().filter(|l| l.contains("warning:")) {
-            println!("[{}] left uninstrumented: {w}", jdk.version);
-        }
+        let what = format!("workload jars ({} jars)", jars.len());
+        print_link_summary(&jdk, &what, &stderr, &before, &after, regressions.len());
         failures.extend(
             regressions
                 .into_iter()

@@ -14,6 +14,8 @@ use jni_sys::{jclass, jint, jobject, JNIEnv};
 use crate::jvmti::Env;
 use crate::state::{agent, lock, Agent};
 
+/// # Safety
+/// Called by the JVM with the arguments of the ClassFileLoadHook event.
 #[allow(clippy::too_many_arguments)]
 pub unsafe extern "system" fn class_file_load_hook(
     _jvmti: Env,

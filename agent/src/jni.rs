@@ -2,6 +2,10 @@
 //! followed by a check that clears it: an exception escaping into the VM from an agent callback (or from
 //! inside Object.<init>) would be fatal.
 
+// JNI references (jobject, jclass) are opaque handles the VM owns; the wrappers pass them back to the VM
+// and never dereference them, so the functions are safe to call with any handle the VM gave out.
+#![allow(clippy::not_unsafe_ptr_arg_deref)]
+
 use std::ffi::CString;
 use std::ptr;
 

@@ -1,6 +1,8 @@
 //! The slice of JVMTI the agent uses, bound by hand: the function table is indexed by the slot numbers of
 //! the JVMTI specification (jvmti.h numbers them from 1), and each function gets a typed wrapper.
 
+// Object handles are opaque and only passed back to the VM (see jni.rs).
+#![allow(clippy::not_unsafe_ptr_arg_deref)]
 use std::ffi::{c_char, c_uchar, c_void, CStr};
 use std::ptr;
 

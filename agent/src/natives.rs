@@ -3,6 +3,8 @@
 //! class). They run inside Object.<init>: they allocate no Java object, throw nothing and never let a
 //! panic unwind into the VM.
 
+// Object handles are opaque and only passed back to the VM (see jni.rs).
+#![allow(clippy::not_unsafe_ptr_arg_deref)]
 use std::collections::HashMap;
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::{Mutex, OnceLock};

@@ -118,11 +118,15 @@ mod tests {
     #[test]
     fn forms() {
         assert!(matches!(parse("help"), Ok(Parsed::Help)));
-        assert!(matches!(parse(""), Ok(Parsed::Run(r)) if r.objects()));
-        let Ok(Parsed::Run(r)) = parse("file=out-%p,depth=2") else {
+        assert!(matches!(parse(""), Ok(Parsed::Run(s)) if s.rules.objects() && s.live_every == 0));
+        let Ok(Parsed::Run(s)) = parse("file=out-%p,depth=2,live=10") else {
             panic!()
         };
-        assert_eq!((r.depth(), r.output()), (2, "out-%p"));
+        assert_eq!(
+            (s.rules.depth(), s.rules.output(), s.live_every),
+            (2, "out-%p", 10)
+        );
+        assert!(parse("live=0").unwrap_err().contains("live=0"));
         assert!(parse("bogus=1")
             .unwrap_err()
             .contains("unknown option 'bogus'"));

@@ -245,19 +245,19 @@ fn frame_text(frames: &[ResolvedFrame]) -> String {
         .join(";")
 }
 
+/// What a frame shows of its method: class, name, descriptor, source file and line table.
+type MethodNames = (
+    String,
+    String,
+    String,
+    Option<String>,
+    Vec<crate::jvmti::LineNumberEntry>,
+);
+
 /// jmethodID -> class, name, descriptor, source file and line table, each looked up once.
 struct FrameResolver<'a> {
     a: &'a Agent,
-    methods: HashMap<
-        usize,
-        (
-            String,
-            String,
-            String,
-            Option<String>,
-            Vec<crate::jvmti::LineNumberEntry>,
-        ),
-    >,
+    methods: HashMap<usize, MethodNames>,
 }
 
 impl<'a> FrameResolver<'a> {

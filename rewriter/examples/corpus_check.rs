@@ -23,6 +23,7 @@ fn main() {
     let mut failures = [0usize; 4];
     for f in &files {
         let bytes = std::fs::read(f).unwrap();
+        #[allow(clippy::type_complexity)] // a throwaway table in a development aid
         let checks: [(&str, Box<dyn Fn() -> instr_rewriter::Result<Vec<u8>>>, bool); 4] = [
             ("read_write", Box::new(|| read_write(&bytes)), true),
             (

@@ -110,7 +110,7 @@ fn f_code() -> (Vec<u8>, Vec<u8>) {
     c.extend_from_slice(&[op::ILOAD_0, op::IFLE, 0, 0]);
     let ifle_at = c.len() - 3;
     c.extend_from_slice(&[op::IINC, 0, 0xff, op::IINC, 1, 1]);
-    c.extend(std::iter::repeat(op::NOP).take(SPAN));
+    c.extend(std::iter::repeat_n(op::NOP, SPAN));
     let back_at = c.len();
     c.extend_from_slice(&[op::GOTO, 0, 0]);
     let exit_at = c.len();
@@ -135,7 +135,7 @@ fn f_code() -> (Vec<u8>, Vec<u8>) {
 /// g(): an old-style subroutine called with jsr across a 20 KB gap (class version 49 only).
 fn g_code() -> Vec<u8> {
     let mut c = vec![op::JSR, 0, 0, op::GOTO, 0, 0];
-    c.extend(std::iter::repeat(op::NOP).take(SPAN));
+    c.extend(std::iter::repeat_n(op::NOP, SPAN));
     let sub = c.len();
     c.extend_from_slice(&[op::ASTORE_0, op::RET, 0]);
     let end = c.len();

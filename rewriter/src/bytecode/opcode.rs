@@ -338,6 +338,21 @@ pub fn inverse_condition(op: u8) -> u8 {
     }
 }
 
+/// The array descriptor a `newarray` with operand `atype` creates (JVMS 6.5, Table 6.5.newarray-A).
+pub fn newarray_descriptor(atype: u8) -> Option<&'static [u8]> {
+    Some(match atype {
+        4 => b"[Z",
+        5 => b"[C",
+        6 => b"[F",
+        7 => b"[D",
+        8 => b"[B",
+        9 => b"[S",
+        10 => b"[I",
+        11 => b"[J",
+        _ => return None,
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

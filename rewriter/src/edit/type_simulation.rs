@@ -374,16 +374,8 @@ pub fn step<'a>(cx: &Context<'_, 'a>, s: &mut State<'a>, insn: Instruction) -> R
         op::NEW => s.push(Uninitialized(insn.pc as u16)),
         op::NEWARRAY => {
             s.pop(1, at)?;
-            let name: &'static [u8] = match code[pc + 1] {
-                4 => b"[Z",
-                5 => b"[C",
-                6 => b"[F",
-                7 => b"[D",
-                8 => b"[B",
-                9 => b"[S",
-                10 => b"[I",
-                11 => b"[J",
-                t => bail!(at, "newarray with invalid type {t}"),
+            let Some(name) = op::newarray_descriptor(code[pc + 1]) else {
+                bail!(at, "newarray with invalid type {}", code[pc + 1]);
             };
             s.push(object(name));
         }

@@ -78,17 +78,9 @@ fn array_type(m: &MethodView<'_, '_>, insn: Instruction, out: &mut Vec<u8>) {
             .unwrap_or(b"?")
     };
     match insn.opcode {
-        op::NEWARRAY => out.extend_from_slice(match code[pc + 1] {
-            4 => b"[Z",
-            5 => b"[C",
-            6 => b"[F",
-            7 => b"[D",
-            8 => b"[B",
-            9 => b"[S",
-            10 => b"[I",
-            11 => b"[J",
-            _ => b"[?",
-        }),
+        op::NEWARRAY => {
+            out.extend_from_slice(op::newarray_descriptor(code[pc + 1]).unwrap_or(b"[?"))
+        }
         op::ANEWARRAY => {
             let element = class_operand();
             out.push(b'[');
