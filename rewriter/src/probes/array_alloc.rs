@@ -27,20 +27,26 @@ pub fn plan(
     pool: &mut PoolBuilder<'_, '_>,
     out: &mut Insertions,
 ) -> Result<()> {
-    let mut lines: Option<Vec<LineNumber>> = None;
+    let sites: Vec<Instruction> = m
+        .insns
+        .iter()
+        .copied()
+        .filter(|i| is_array_allocation(i.opcode))
+        .collect();
+    if sites.is_empty() {
+        return Ok(());
+    }
+    let lines = line_table(m);
+    let first = ids.site_ids(method_id, sites.len() as u32, |k, out| {
+        let insn = sites[k as usize];
+        array_type(m, insn, out);
+        (insn.pc, line_at(&lines, insn.pc))
+    });
     let mut code = Vec::with_capacity(8);
-    for &insn in m.insns {
-        if !is_array_allocation(insn.opcode) {
-            continue;
-        }
-        let lines = lines.get_or_insert_with(|| line_table(m));
-        let site = ids.site_id(method_id, insn.pc, |out| {
-            array_type(m, insn, out);
-            line_at(lines, insn.pc)
-        });
+    for (k, insn) in sites.iter().enumerate() {
         code.clear();
         code.push(op::DUP);
-        push_int(site, pool, &mut code)?;
+        push_int(first + k as u32, pool, &mut code)?;
         Probe::ArrayAlloc.call(flavour, pool, &mut code)?;
         out.after(insn.pc, &code);
     }

@@ -44,7 +44,8 @@ struct Tables {
     key: Vec<u8>,
     /// Per method id - 1: the range of its key in `arena`.
     methods: Vec<(u32, u32)>,
-    site_ids: HashMap<(u32, u32), u32, BuildFastHash>,
+    /// Per method id - 1: its block of array-site ids (first id, count); (0, 0) until it has one.
+    site_blocks: Vec<(u32, u32)>,
     /// Per site id - 1: method, pc, line (0: unknown), range of the array type in `arena`.
     sites: Vec<(u32, u32, u16, u32, u32)>,
     arena: Vec<u8>,
@@ -127,26 +128,37 @@ impl IdRegistry {
         id
     }
 
-    /// The id of the array site at `pc` of method `method`; the first time the site is seen, `describe`
-    /// appends the array type descriptor to the buffer it is given and returns the line.
-    pub fn site_id(
+    /// The ids of the `count` array sites of method `method`, a block of consecutive ids: the first is
+    /// returned, site k of the method (in code order) is `first + k`. The block is made the first time
+    /// (then `describe(k, buffer)` appends site k's array type to the buffer and returns its pc and line)
+    /// and found again when the same method is rewritten again. One lock and no hashing per site.
+    pub fn site_ids(
         &self,
         method: u32,
-        pc: u32,
-        describe: impl FnOnce(&mut Vec<u8>) -> Option<u16>,
+        count: u32,
+        mut describe: impl FnMut(u32, &mut Vec<u8>) -> (u32, Option<u16>),
     ) -> u32 {
         let mut guard = self.lock();
         let t = &mut *guard;
-        if let Some(&id) = t.site_ids.get(&(method, pc)) {
-            return id;
+        let Some(slot) = method.checked_sub(FIRST_ID).map(|m| m as usize) else {
+            return 0;
+        };
+        if t.site_blocks.len() <= slot {
+            t.site_blocks.resize(slot + 1, (0, 0));
         }
-        let id = FIRST_ID + t.sites.len() as u32;
-        let start = t.arena.len() as u32;
-        let line = describe(&mut t.arena).unwrap_or(0);
-        let end = t.arena.len() as u32;
-        t.sites.push((method, pc, line, start, end));
-        t.site_ids.insert((method, pc), id);
-        id
+        let (first, n) = t.site_blocks[slot];
+        if n == count && first != 0 {
+            return first;
+        }
+        let first = FIRST_ID + t.sites.len() as u32;
+        for k in 0..count {
+            let start = t.arena.len() as u32;
+            let (pc, line) = describe(k, &mut t.arena);
+            let end = t.arena.len() as u32;
+            t.sites.push((method, pc, line.unwrap_or(0), start, end));
+        }
+        t.site_blocks[slot] = (first, count);
+        first
     }
 
     /// Every method with an id, in id order.
@@ -216,12 +228,14 @@ mod tests {
         let b = r.method_id(b"A", b"g", b"()V");
         assert_eq!((a, b), (1, 2));
         assert_eq!(r.method_id(b"A", b"f", b"()V"), 1);
-        let s = r.site_id(a, 7, |out| {
+        let s = r.site_ids(a, 2, |k, out| {
             out.extend_from_slice(b"[I");
-            Some(3)
+            (7 + k, Some(3))
         });
-        assert_eq!(r.site_id(a, 7, |_| unreachable!()), s);
+        assert_eq!(r.site_ids(a, 2, |_, _| unreachable!()), s);
         assert_eq!(r.site(s).unwrap().line, Some(3));
+        assert_eq!(r.site(s + 1).unwrap().pc, 8);
+        assert!(r.site(s + 2).is_none());
         assert_eq!(r.method(2).unwrap().name, "g");
         assert!(r.method(0).is_none());
     }
