@@ -351,3 +351,28 @@ fn live_objects_exact_and_sampled() {
         }
     }
 }
+
+/// rules/all.yaml through the agent: every probe in every class the VM loads, java.base included, with the
+/// real HeapProxy. The VM must survive it and the counts must still be exact.
+#[test]
+fn every_probe_everywhere_under_the_agent() {
+    for jdk in jdks() {
+        let classes = compile_agent_programs(&jdk);
+        let rules = workspace().join("rules/all.yaml");
+        let (r, _) = report(&jdk, &classes, &format!(",rules={},depth=0", rules.display()), &[], "AllocCounts");
+        assert_eq!(class_count(&r, "AllocCounts$Threaded"), 80_000);
+        let methods = r["methods"].as_array().unwrap();
+        let find = |class: &str, method: &str| {
+            methods
+                .iter()
+                .find(|m| m["class"] == class && m["method"] == method)
+                .unwrap_or_else(|| panic!("[{}] {class}.{method} not counted", jdk.version))
+        };
+        let ctor = find("AllocCounts$Threaded", "<init>");
+        assert_eq!((ctor["enters"].as_u64(), ctor["exits"].as_u64()), (Some(80_000), Some(80_000)));
+        let lambda = find("AllocCounts", "lambda$main$0");
+        assert_eq!(lambda["enters"].as_u64(), Some(8));
+        assert!(methods.len() > 500, "[{}] only {} methods counted", jdk.version, methods.len());
+        println!("[{}] all.yaml under the agent: {} methods counted", jdk.version, methods.len());
+    }
+}
