@@ -359,7 +359,13 @@ fn every_probe_everywhere_under_the_agent() {
     for jdk in jdks() {
         let classes = compile_agent_programs(&jdk);
         let rules = workspace().join("rules/all.yaml");
-        let (r, _) = report(&jdk, &classes, &format!(",rules={},depth=0", rules.display()), &[], "AllocCounts");
+        let (r, _) = report(
+            &jdk,
+            &classes,
+            &format!(",rules={},depth=0", rules.display()),
+            &[],
+            "AllocCounts",
+        );
         assert_eq!(class_count(&r, "AllocCounts$Threaded"), 80_000);
         let methods = r["methods"].as_array().unwrap();
         let find = |class: &str, method: &str| {
@@ -369,10 +375,22 @@ fn every_probe_everywhere_under_the_agent() {
                 .unwrap_or_else(|| panic!("[{}] {class}.{method} not counted", jdk.version))
         };
         let ctor = find("AllocCounts$Threaded", "<init>");
-        assert_eq!((ctor["enters"].as_u64(), ctor["exits"].as_u64()), (Some(80_000), Some(80_000)));
+        assert_eq!(
+            (ctor["enters"].as_u64(), ctor["exits"].as_u64()),
+            (Some(80_000), Some(80_000))
+        );
         let lambda = find("AllocCounts", "lambda$main$0");
         assert_eq!(lambda["enters"].as_u64(), Some(8));
-        assert!(methods.len() > 500, "[{}] only {} methods counted", jdk.version, methods.len());
-        println!("[{}] all.yaml under the agent: {} methods counted", jdk.version, methods.len());
+        assert!(
+            methods.len() > 500,
+            "[{}] only {} methods counted",
+            jdk.version,
+            methods.len()
+        );
+        println!(
+            "[{}] all.yaml under the agent: {} methods counted",
+            jdk.version,
+            methods.len()
+        );
     }
 }

@@ -57,7 +57,8 @@ impl std::hash::Hasher for FastHash {
 
 pub type BuildFastHash = std::hash::BuildHasherDefault<FastHash>;
 
-fn hash_bytes(b: &[u8]) -> u64 {
+/// A fast 64-bit hash of bytes (multiply-rotate over 8-byte words); not for untrusted keys.
+pub(crate) fn hash_bytes(b: &[u8]) -> u64 {
     let mut h = b.len() as u64;
     for chunk in b.chunks(8) {
         let mut w = [0u8; 8];

@@ -89,6 +89,7 @@ fn rewrite_parsed(
     let mut specials = Vec::new();
     let mut starts: Vec<u64> = Vec::new();
     let mut ins = Insertions::new();
+    let mut events = Vec::new();
     // javac and most generators share one "Code" string; remember its index to skip the name lookups.
     let mut code_name = 0u16;
     for (i, method) in class.methods.iter().enumerate() {
@@ -157,7 +158,14 @@ fn rewrite_parsed(
             starts: &starts,
         };
         let start = bodies.len();
-        match write_code(&input, &ins, options.frames, &mut pool, &mut bodies) {
+        match write_code(
+            &input,
+            &ins,
+            options.frames,
+            &mut pool,
+            &mut bodies,
+            &mut events,
+        ) {
             Ok(()) => {
                 new_code[i] = Some((start, bodies.len()));
                 result.edited_methods += 1;

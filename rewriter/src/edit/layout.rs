@@ -49,12 +49,14 @@ impl<'i> Layout<'i> {
         specials: &[u32],
         starts: &'i [u64],
         ins: &Insertions,
+        mut events: Vec<Event>,
     ) -> Result<Layout<'i>> {
+        events.clear();
         let mut layout = Layout {
             insns,
             starts,
             code_len: code.len() as u32,
-            events: Vec::new(),
+            events,
             end_shift: 0,
             code_length: 0,
         };

@@ -2,7 +2,7 @@
 //! branches, and every structure that holds a bytecode offset, relocated.
 
 use super::insertions::{Insertions, Place};
-use super::layout::Layout;
+use super::layout::{Event, Layout};
 use super::widening_frames;
 use crate::attributes::code::CodeAttribute;
 use crate::attributes::names;
@@ -40,13 +40,15 @@ pub struct MethodInput<'m, 'a> {
     pub starts: &'m [u64],
 }
 
-/// Writes the body of the new Code attribute (without its name and length) into `out`.
+/// Writes the body of the new Code attribute (without its name and length) into `out`. `events` is a
+/// buffer the caller keeps from method to method, so the layout allocates nothing per method.
 pub fn write_code(
     m: &MethodInput<'_, '_>,
     ins: &Insertions,
     frames: FrameMode,
     pool: &mut PoolBuilder<'_, '_>,
     out: &mut Vec<u8>,
+    events: &mut Vec<Event>,
 ) -> Result<()> {
     let code = m.code;
     let layout = Layout::compute(
@@ -56,6 +58,7 @@ pub fn write_code(
         m.specials,
         m.starts,
         ins,
+        std::mem::take(events),
     )?;
     // The catch-all handler, if any, goes right after the relocated code.
     let handler_pc = layout.code_length;
@@ -170,6 +173,7 @@ pub fn write_code(
         out.u2(0);
         stack_map::append_handler_frame(out, table_start, None, handler_pc, throwable);
     }
+    *events = layout.events;
     Ok(())
 }
 

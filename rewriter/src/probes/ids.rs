@@ -9,7 +9,7 @@
 use std::collections::HashMap;
 use std::sync::Mutex;
 
-use crate::pool_builder::BuildFastHash;
+use crate::pool_builder::{hash_bytes, BuildFastHash};
 
 /// A method that has an id.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -39,8 +39,11 @@ pub struct SiteInfo {
 /// an id costs one allocation (the map key) for a method and none for a site.
 #[derive(Default)]
 struct Tables {
-    /// Keyed by `class NUL name NUL descriptor`.
-    method_ids: HashMap<Box<[u8]>, u32, BuildFastHash>,
+    /// Method ids by a 64-bit hash of `class NUL name NUL descriptor`; the key bytes live in `arena`
+    /// and are compared on a hit. Hashes as keys keep growth cheap (no key is rehashed or re-read), and
+    /// the rare second key with an equal hash goes to `collisions`.
+    method_ids: HashMap<u64, u32, BuildFastHash>,
+    collisions: Vec<(u64, u32)>,
     key: Vec<u8>,
     /// Per method id - 1: the range of its key in `arena`.
     methods: Vec<(u32, u32)>,
@@ -117,14 +120,34 @@ impl IdRegistry {
             }
             t.key.extend_from_slice(part);
         }
-        if let Some(&id) = t.method_ids.get(t.key.as_slice()) {
-            return id;
+        let hash = hash_bytes(&t.key);
+        let is_key = |t: &Tables, id: u32| {
+            let (start, end) = t.methods[(id - FIRST_ID) as usize];
+            t.arena[start as usize..end as usize] == t.key[..]
+        };
+        let first = t.method_ids.get(&hash).copied();
+        if let Some(id) = first {
+            if is_key(t, id) {
+                return id;
+            }
+            if let Some(&(_, id)) = t
+                .collisions
+                .iter()
+                .find(|&&(h, id)| h == hash && is_key(t, id))
+            {
+                return id;
+            }
         }
         let id = FIRST_ID + t.methods.len() as u32;
-        let key: Box<[u8]> = t.key.as_slice().into();
+        let key = std::mem::take(&mut t.key);
         let range = t.add_to_arena(&key);
+        t.key = key;
         t.methods.push(range);
-        t.method_ids.insert(key, id);
+        if first.is_some() {
+            t.collisions.push((hash, id));
+        } else {
+            t.method_ids.insert(hash, id);
+        }
         id
     }
 
