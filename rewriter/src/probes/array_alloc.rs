@@ -27,26 +27,26 @@ pub fn plan(
     pool: &mut PoolBuilder<'_, '_>,
     out: &mut Insertions,
 ) -> Result<()> {
-    let sites: Vec<Instruction> = m
-        .insns
-        .iter()
-        .copied()
-        .filter(|i| is_array_allocation(i.opcode))
-        .collect();
-    if sites.is_empty() {
+    let mut sites = m.insns.iter().filter(|i| is_array_allocation(i.opcode));
+    let count = sites.clone().count() as u32;
+    if count == 0 {
         return Ok(());
     }
-    let lines = line_table(m);
-    let first = ids.site_ids(method_id, sites.len() as u32, |k, out| {
-        let insn = sites[k as usize];
+    // Described once per method, in code order; nothing is allocated when the block already exists.
+    let mut lines = None;
+    let mut described = sites.clone();
+    let first = ids.site_ids(method_id, count, |_, out| {
+        let insn = *described.next().expect("count sites");
         array_type(m, insn, out);
-        (insn.pc, line_at(&lines, insn.pc))
+        let lines = lines.get_or_insert_with(|| line_table(m));
+        (insn.pc, line_at(lines, insn.pc))
     });
     let mut code = Vec::with_capacity(8);
-    for (k, insn) in sites.iter().enumerate() {
+    for k in 0..count {
+        let insn = sites.next().expect("count sites");
         code.clear();
         code.push(op::DUP);
-        push_int(first + k as u32, pool, &mut code)?;
+        push_int(first + k, pool, &mut code)?;
         Probe::ArrayAlloc.call(flavour, pool, &mut code)?;
         out.after(insn.pc, &code);
     }

@@ -81,29 +81,31 @@ impl Probe {
     }
 }
 
-/// Appends the shortest instruction that pushes the int constant `value`.
-pub fn push_int(value: u32, pool: &mut PoolBuilder<'_, '_>, out: &mut Vec<u8>) -> Result<()> {
+/// The shortest instruction that pushes `value`, as bytes (at most 3) and their length.
+pub fn push_int_array(value: u32, pool: &mut PoolBuilder<'_, '_>) -> Result<([u8; 3], usize)> {
     use crate::bytecode::opcode as op;
-    match value {
-        0..=5 => out.u1(op::ICONST_0 + value as u8),
-        6..=127 => {
-            out.u1(op::BIPUSH);
-            out.u1(value as u8);
-        }
+    Ok(match value {
+        0..=5 => ([op::ICONST_0 + value as u8, 0, 0], 1),
+        6..=127 => ([op::BIPUSH, value as u8, 0], 2),
         128..=32767 => {
-            out.u1(op::SIPUSH);
-            out.u2(value as u16);
+            let [hi, lo] = (value as u16).to_be_bytes();
+            ([op::SIPUSH, hi, lo], 3)
         }
         _ => {
             let index = pool.new_integer(value as i32)?;
             if index <= 255 {
-                out.u1(op::LDC);
-                out.u1(index as u8);
+                ([op::LDC, index as u8, 0], 2)
             } else {
-                out.u1(op::LDC_W);
-                out.u2(index);
+                let [hi, lo] = index.to_be_bytes();
+                ([op::LDC_W, hi, lo], 3)
             }
         }
-    }
+    })
+}
+
+/// Appends the shortest instruction that pushes the int constant `value`.
+pub fn push_int(value: u32, pool: &mut PoolBuilder<'_, '_>, out: &mut Vec<u8>) -> Result<()> {
+    let (bytes, len) = push_int_array(value, pool)?;
+    out.extend_from_slice(&bytes[..len]);
     Ok(())
 }

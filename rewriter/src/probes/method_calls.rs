@@ -13,7 +13,7 @@
 //! exception before or inside `super()` leaves neither an entry nor an exit. Entries always equal
 //! exits plus unwinds.
 
-use super::heap_proxy::{push_int, Flavour, Probe};
+use super::heap_proxy::{push_int_array, Flavour, Probe};
 use super::initialized_code::analyse_constructor;
 use crate::bytecode::opcode as op;
 use crate::edit::Insertions;
@@ -29,12 +29,12 @@ pub fn plan(
     out: &mut Insertions,
 ) -> Result<()> {
     // Every snippet is `push id; invokestatic probe` (8 bytes at most), built on the stack.
-    let mut push_id = Vec::with_capacity(3);
-    push_int(method_id, pool, &mut push_id)?;
+    let (push_id, id_len) = push_int_array(method_id, pool)?;
+    let push_id = &push_id[..id_len];
     let snippet = |probe: Probe, pool: &mut PoolBuilder<'_, '_>| -> Result<([u8; 9], usize)> {
         let mut code = [0u8; 9];
         let n = push_id.len();
-        code[..n].copy_from_slice(&push_id);
+        code[..n].copy_from_slice(push_id);
         let index = probe.methodref(flavour, pool)?;
         code[n] = op::INVOKESTATIC;
         code[n + 1..n + 3].copy_from_slice(&index.to_be_bytes());
