@@ -15,6 +15,7 @@ use crate::edit::type_simulation::{step, Context, State};
 use std::borrow::Cow;
 
 use crate::attributes::stack_map::{initial_locals, ClassRef, VType};
+use crate::bytes::read_u2;
 use crate::error::Result;
 use crate::rewrite::MethodView;
 
@@ -29,6 +30,9 @@ pub struct Initialization {
 }
 
 pub fn analyse_constructor(m: &MethodView<'_, '_>) -> Result<Initialization> {
+    if let Some(init) = plain_super_call(m) {
+        return Ok(init);
+    }
     let class = m.class;
     let is_static = m.method.access & access::STATIC != 0;
     let initial = initial_locals(
@@ -134,6 +138,27 @@ fn throwable<'a>() -> VType<'a> {
     VType::Object(ClassRef {
         name: Cow::Borrowed(b"java/lang/Throwable"),
         index: 0,
+    })
+}
+
+/// The shape javac gives most constructors: `aload_0; invokespecial <init>()V` first, and no handler
+/// touching those two instructions. Nothing can branch back into them in verifiable code (the state
+/// there has `this` uninitialised), so everything from offset 4 on runs with `this` initialised, and the
+/// data flow is not needed.
+fn plain_super_call(m: &MethodView<'_, '_>) -> Option<Initialization> {
+    let code = m.code.code;
+    if code.len() <= 4 || code[0] != op::ALOAD_0 || code[1] != op::INVOKESPECIAL {
+        return None;
+    }
+    let (_, name, descriptor) = m.class.pool.member_ref(read_u2(code, 2)).ok()?;
+    let handler_near = m
+        .code
+        .exception_table
+        .iter()
+        .any(|h| h.start_pc < 4 || h.handler_pc < 4);
+    (name == b"<init>" && descriptor == b"()V" && !handler_near).then(|| Initialization {
+        calls: vec![1],
+        ranges: vec![(4, code.len() as u32)],
     })
 }
 
