@@ -6,7 +6,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 [ "$(id -u)" = 0 ] && bash scripts/setup.sh >/dev/null
-cargo build --release -q -p instr-agent --bin rewrite-class
+cargo build --release -q -p instr-agent -p instr-cli
 out=target/demo; rm -rf "$out"; mkdir -p "$out/classes"
 javac -nowarn -d "$out/classes" test-classes/agent/AllocCounts.java
 java -agentpath:"$PWD/target/release/libinstr.so=rules=rules/default.yaml,file=$out/allocations,depth=4" \
