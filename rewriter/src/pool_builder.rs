@@ -1,6 +1,8 @@
 //! Adds constants to an existing pool without moving any existing index: the original entries are written
-//! verbatim and new ones are appended. Lookups find an existing equal entry first, so probes never
-//! duplicate a constant the class already has.
+//! verbatim and new ones are appended. The general lookups (`utf8`, `class`, `methodref`, ...) find an
+//! existing equal entry first. The probes' own constants use `new_methodref` and `new_integer`, which
+//! search only what was appended: the original pool cannot hold a HeapProxy reference, ids are unique,
+//! and a duplicate constant would be legal anyway.
 
 use crate::bytes::ByteSink;
 use crate::constant_pool::{tag, Constant, ConstantPool};
