@@ -154,6 +154,52 @@ const EXPECTED_INSTANCES: &[(&str, u64)] = &[
     ("long[][]", 2),
 ];
 
+/// Allocation-site counts in Allocations, summed per (method, allocated type): every `new` counts when it
+/// runs (object sites, on because all.yaml's depth is above 0) and every array instruction once per array
+/// it returns (a multianewarray site counts its outer array only).
+const EXPECTED_SITES: &[(&str, &str, u64)] = &[
+    ("main", "LAllocations$Foo;", 1000),
+    ("main", "LAllocations$Bar;", 250),
+    ("lambda$main$0", "LAllocations$Point;", 40),
+    ("main", "[Z", 3),
+    ("main", "[B", 3),
+    ("main", "[C", 3),
+    ("main", "[S", 3),
+    ("main", "[I", 3),
+    ("main", "[J", 5), // 3 in the loop, the counts array and the site-counts array
+    ("main", "[F", 3),
+    ("main", "[D", 3),
+    ("main", "[Ljava/lang/String;", 1),
+    ("main", "[LAllocations$Foo;", 1),
+    ("main", "[[I", 2),
+    ("main", "[[[LAllocations$Foo;", 1),
+    ("main", "[[[J", 1),
+    ("main", "[Ljava/lang/Class;", 1),
+];
+
+/// Sums the program's "site <id> <n>" lines per (method name, allocated type) of Allocations' sites.
+fn site_counts(output: &str, ids_tsv: &str) -> BTreeMap<(String, String), u64> {
+    let methods = method_ids(ids_tsv);
+    let sites: HashMap<u32, (u32, String)> = ids_tsv
+        .lines()
+        .filter_map(|l| {
+            let f: Vec<&str> = l.split('\t').collect();
+            (f.len() == 6 && f[0] == "site")
+                .then(|| (f[1].parse().unwrap(), (f[2].parse().unwrap(), f[5].to_string())))
+        })
+        .collect();
+    let mut out = BTreeMap::new();
+    for l in output.lines().filter_map(|l| l.strip_prefix("site ")) {
+        let (id, n) = l.split_once(' ').unwrap();
+        let (method, allocated) = &sites[&id.parse::<u32>().unwrap()];
+        let (class, name, _) = &methods[method];
+        if class == "Allocations" {
+            *out.entry((name.clone(), allocated.clone())).or_default() += n.parse::<u64>().unwrap();
+        }
+    }
+    out
+}
+
 /// (class, method, descriptor, enters, exits, unwinds) for Calls.
 const EXPECTED_CALLS: &[(&str, &str, &str, u64, u64, u64)] = &[
     ("Calls", "fib", "(I)I", 21891, 21891, 0),
@@ -239,6 +285,16 @@ fn counts_are_exact_in_every_execution_mode() {
                 .collect();
             let want: BTreeMap<&str, u64> = EXPECTED_INSTANCES.iter().copied().collect();
             assert_eq!(got, want, "[{}] {mode}: Allocations counts", jdk.version);
+            let want: BTreeMap<(String, String), u64> = EXPECTED_SITES
+                .iter()
+                .map(|&(m, t, n)| ((m.to_string(), t.to_string()), n))
+                .collect();
+            assert_eq!(
+                site_counts(&out, &ids_text),
+                want,
+                "[{}] {mode}: Allocations site counts",
+                jdk.version
+            );
 
             let out = run_counted(&jdk, &java_base, &classes, flags, "Calls");
             assert_eq!(

@@ -134,6 +134,7 @@ unsafe fn load(vm: *mut JavaVM, options: &str) -> Result<(), String> {
         proxy: Default::default(),
         instance_sizes: Default::default(),
         stacks: Default::default(),
+        early_probes: Default::default(),
         failed: Default::default(),
         gc: Default::default(),
     });
@@ -201,6 +202,17 @@ unsafe extern "system" fn vm_init(_jvmti: Env, env: *mut JNIEnv, _thread: jthrea
             eprintln!("instr: HeapProxy.engage not found; nothing will be counted");
             return;
         };
+        for (slot, (name, descriptor)) in [
+            ("earlyObjectNew", "(I)V"),
+            ("earlyArrayAlloc", "(Ljava/lang/Object;I)V"),
+        ]
+        .into_iter()
+        .enumerate()
+        {
+            if let Some(m) = jni.static_method(proxy.0, name, descriptor) {
+                a.early_probes[slot].store(m as usize, Ordering::Relaxed);
+            }
+        }
         let methods = if a.rules.methods() { MAX_METHODS } else { 1 };
         let args = [
             jvalue {

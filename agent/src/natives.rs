@@ -1,104 +1,24 @@
 //! The natives HeapProxy calls, exported under their JNI names so the VM binds them on first call
 //! without RegisterNatives (which would print a warning to the application's stdout for a java.base
-//! class). They run inside Object.<init>: they allocate no Java object, throw nothing and never let a
-//! panic unwind into the VM.
+//! class). They run inside allocation probes: they allocate no Java object, throw nothing and never let
+//! a panic unwind into the VM.
 
 // Object handles are opaque and only passed back to the VM (see jni.rs).
 #![allow(clippy::not_unsafe_ptr_arg_deref)]
-use std::collections::HashMap;
 use std::panic::{catch_unwind, AssertUnwindSafe};
-use std::sync::{Mutex, OnceLock};
+use std::sync::atomic::Ordering;
 
 use jni_sys::{jclass, jint, jlong, jobject, JNIEnv};
 
-use crate::jni::Jni;
 use crate::jvmti::FrameInfo;
-use crate::stacks::{Allocated, Frame};
-use crate::state::{agent, lock, Agent};
+use crate::state::{agent, lock};
 
-/// Frames read per allocation: the requested depth plus room for HeapProxy and a constructor chain.
-const MAX_FRAMES: usize = 128;
+/// Frames a stack may keep: the rules cap the depth at 64.
+const MAX_DEPTH: usize = 64;
 
-#[derive(Clone, Copy)]
-struct MethodKind {
-    in_proxy: bool,
-    constructor: bool,
-    /// Whether the rules' allocation-site filter selects an allocation made in this method.
-    site_selected: bool,
-}
-
-fn kinds() -> &'static Mutex<HashMap<usize, MethodKind>> {
-    static KINDS: OnceLock<Mutex<HashMap<usize, MethodKind>>> = OnceLock::new();
-    KINDS.get_or_init(Default::default)
-}
-
-fn kind(a: &Agent, method: jni_sys::jmethodID) -> MethodKind {
-    if let Some(k) = lock(kinds()).get(&(method as usize)) {
-        return *k;
-    }
-    let (name, descriptor) = a.jvmti.method_name(method).unwrap_or_default();
-    let class = a
-        .jvmti
-        .method_declaring_class(method)
-        .and_then(|c| a.jvmti.class_signature(c))
-        .unwrap_or_default();
-    // `Lcom/foo/Bar;` -> `com/foo/Bar`, the internal form the rules match.
-    let internal = class
-        .strip_prefix('L')
-        .and_then(|c| c.strip_suffix(';'))
-        .unwrap_or(&class);
-    let k = MethodKind {
-        in_proxy: internal == "java/lang/HeapProxy",
-        constructor: name == "<init>",
-        site_selected: a.rules.allocation_site_selected(
-            internal.as_bytes(),
-            name.as_bytes(),
-            descriptor.as_bytes(),
-        ),
-    };
-    lock(kinds()).insert(method as usize, k);
-    k
-}
-
-/// The current thread's frames below HeapProxy (and, for an object, below its own constructors).
-fn allocation_frames(a: &Agent, jni: Jni, object: Option<jobject>, out: &mut Vec<Frame>) {
-    let mut buf = [FrameInfo {
-        method: std::ptr::null_mut(),
-        location: 0,
-    }; MAX_FRAMES];
-    let n = a.jvmti.stack_trace(0, &mut buf);
-    let frames = &buf[..n];
-    let mut i = 0;
-    while i < n && kind(a, frames[i].method).in_proxy {
-        i += 1;
-    }
-    if let Some(o) = object {
-        // Object.<init> and the constructors of the object's own class and superclasses ran for this
-        // object; the first other frame executed the `new`.
-        while i < n && kind(a, frames[i].method).constructor {
-            let Some(declaring) = a.jvmti.method_declaring_class(frames[i].method) else {
-                break;
-            };
-            let own = jni.is_instance_of(o, declaring);
-            jni.delete_local(declaring);
-            if !own {
-                break;
-            }
-            i += 1;
-        }
-    }
-    // The rules filter objects by the frame that executed `new` (arrays were filtered when rewritten).
-    if object.is_some() && i < n && !kind(a, frames[i].method).site_selected {
-        return;
-    }
-    let depth = a.rules.depth() as usize;
-    out.extend(
-        frames[i..]
-            .iter()
-            .take(depth)
-            .map(|f| (f.method as usize, f.location)),
-    );
-}
+/// HeapProxy frames above the allocating method: the native itself and the probe that called it
+/// (`objectNew` or `arrayAlloc`). The Early flavour adds its wrapper, recognised by its jmethodID.
+const PROXY_FRAMES: jint = 2;
 
 fn guarded(f: impl FnOnce()) {
     let _ = catch_unwind(AssertUnwindSafe(f));
@@ -106,53 +26,45 @@ fn guarded(f: impl FnOnce()) {
 
 #[no_mangle]
 pub extern "system" fn Java_java_lang_HeapProxy_classSeen(
-    env: *mut JNIEnv,
+    _env: *mut JNIEnv,
     _: jclass,
     slot: jint,
     o: jobject,
 ) {
     guarded(|| {
         let Some(a) = agent() else { return };
-        let _ = env;
         if let Some(size) = a.jvmti.object_size(o) {
             lock(&a.instance_sizes).insert(slot, size);
         }
     })
 }
 
+/// The stack of an allocation at a static site, from the allocating frame down to the rules' depth.
+/// The site already names the allocating method, and the rules filtered sites when the class was
+/// rewritten, so no frame needs to be looked up here: this is one GetStackTrace and one table update.
 #[no_mangle]
-pub extern "system" fn Java_java_lang_HeapProxy_objectStack(
-    env: *mut JNIEnv,
+pub extern "system" fn Java_java_lang_HeapProxy_siteStack(
+    _env: *mut JNIEnv,
     _: jclass,
-    o: jobject,
-    slot: jint,
-) {
-    guarded(|| {
-        let Some(a) = agent() else { return };
-        let mut frames = Vec::with_capacity(16);
-        allocation_frames(a, Jni(env), Some(o), &mut frames);
-        if frames.is_empty() {
-            return; // a site the rules exclude
-        }
-        // Bytes are count x instance size, applied when the report is written.
-        a.stacks.add(Allocated::Object { slot }, &frames, 0);
-    })
-}
-
-#[no_mangle]
-pub extern "system" fn Java_java_lang_HeapProxy_arrayStack(
-    env: *mut JNIEnv,
-    _: jclass,
-    _array: jobject,
     site: jint,
     bytes: jlong,
 ) {
     guarded(|| {
         let Some(a) = agent() else { return };
-        let mut frames = Vec::with_capacity(16);
-        allocation_frames(a, Jni(env), None, &mut frames);
-        a.stacks
-            .add(Allocated::Array { site }, &frames, bytes.max(0) as u64);
+        let depth = (a.rules.depth() as usize).min(MAX_DEPTH);
+        let mut buf = [FrameInfo {
+            method: std::ptr::null_mut(),
+            location: 0,
+        }; MAX_DEPTH + 1];
+        let n = a.jvmti.stack_trace(PROXY_FRAMES, &mut buf[..depth + 1]);
+        let frames = &buf[..n];
+        let skip = usize::from(frames.first().is_some_and(|f| {
+            a.early_probes
+                .iter()
+                .any(|m| m.load(Ordering::Relaxed) == f.method as usize)
+        }));
+        let frames = &frames[skip..n.min(skip + depth)];
+        a.stacks.add(site, frames, bytes.max(0) as u64);
     })
 }
 

@@ -10,7 +10,6 @@ use jni_sys::{jmethodID, jobject};
 use serde_json::{json, Value};
 
 use crate::jni::Jni;
-use crate::stacks::Allocated;
 use crate::state::{lock, Agent};
 
 pub struct ClassCount {
@@ -35,7 +34,7 @@ pub struct Site {
     pub count: u64,
     pub bytes: u64,
     pub frames: Vec<ResolvedFrame>,
-    /// The rewriter's array-site id, for array sites.
+    /// The rewriter's allocation-site id (the allocating instruction).
     pub site_id: Option<u32>,
 }
 
@@ -119,12 +118,40 @@ pub fn collect(a: &Agent, jni: Jni, proxy: jobject) -> Report {
     }
     classes.sort_by(|x, y| y.bytes.cmp(&x.bytes).then_with(|| x.name.cmp(&y.name)));
 
+    let size_of: HashMap<String, u64> = slot_names.into_values().collect();
+    // Objects are sized by their class (arrays summed their own bytes as they were allocated).
+    let sized = |allocated_type: &str, count: u64, array_bytes: u64| {
+        let class = java_name(allocated_type);
+        let bytes = if allocated_type.starts_with('L') {
+            count * size_of.get(&class).copied().unwrap_or(0)
+        } else {
+            array_bytes
+        };
+        (class, bytes)
+    };
     let mut frames = FrameResolver::new(a);
     let mut sites = Vec::new();
-    let site_count = jni.static_longs(proxy, "siteCount");
-    let site_bytes = jni.static_longs(proxy, "siteBytes");
-    let stacks_for_arrays = a.rules.depth() > 1;
-    if !stacks_for_arrays {
+    if a.rules.depth() > 1 {
+        for (key, totals) in a.stacks.snapshot() {
+            let Some(info) = a.ids.site(key.site as u32) else {
+                continue;
+            };
+            let (class, bytes) = sized(&info.allocated_type, totals.count, totals.bytes);
+            sites.push(Site {
+                class,
+                count: totals.count,
+                bytes,
+                frames: key
+                    .frames
+                    .iter()
+                    .map(|&(m, loc)| frames.resolve(jni, m as jmethodID, loc))
+                    .collect(),
+                site_id: Some(key.site as u32),
+            });
+        }
+    } else {
+        let site_count = jni.static_longs(proxy, "siteCount");
+        let site_bytes = jni.static_longs(proxy, "siteBytes");
         for (id, &count) in site_count
             .iter()
             .enumerate()
@@ -133,8 +160,9 @@ pub fn collect(a: &Agent, jni: Jni, proxy: jobject) -> Report {
             let Some(info) = a.ids.site(id as u32) else {
                 continue;
             };
-            let method = a.ids.method(info.method);
-            let frame = method.map(|m| ResolvedFrame {
+            let array_bytes = site_bytes.get(id).copied().unwrap_or(0).max(0) as u64;
+            let (class, bytes) = sized(&info.allocated_type, count as u64, array_bytes);
+            let frame = a.ids.method(info.method).map(|m| ResolvedFrame {
                 class: m.class.replace('/', "."),
                 method: m.name,
                 descriptor: m.descriptor,
@@ -142,44 +170,13 @@ pub fn collect(a: &Agent, jni: Jni, proxy: jobject) -> Report {
                 line: info.line.map(i64::from),
             });
             sites.push(Site {
-                class: java_name(&info.array_type),
+                class,
                 count: count as u64,
-                bytes: site_bytes.get(id).copied().unwrap_or(0).max(0) as u64,
+                bytes,
                 frames: frame.into_iter().collect(),
                 site_id: Some(id as u32),
             });
         }
-    }
-    for (key, totals) in a.stacks.snapshot() {
-        let resolved = key
-            .frames
-            .iter()
-            .map(|&(m, loc)| frames.resolve(jni, m as jmethodID, loc))
-            .collect();
-        let (class, bytes, site_id) = match key.allocated {
-            Allocated::Object { slot } => {
-                let (name, size) = slot_names
-                    .get(&slot)
-                    .cloned()
-                    .unwrap_or_else(|| ("?".into(), 0));
-                (name, totals.count * size, None)
-            }
-            Allocated::Array { site } => {
-                let t = a
-                    .ids
-                    .site(site as u32)
-                    .map(|s| java_name(&s.array_type))
-                    .unwrap_or_else(|| "?".into());
-                (t, totals.bytes, Some(site as u32))
-            }
-        };
-        sites.push(Site {
-            class,
-            count: totals.count,
-            bytes,
-            frames: resolved,
-            site_id,
-        });
     }
     sites.sort_by(|x, y| {
         y.bytes

@@ -1,38 +1,36 @@
-//! Allocation stacks: counts and bytes per (what was allocated, frames), sharded so that threads
-//! allocating at once rarely meet on a lock.
+//! Allocation stacks: counts and bytes per (site, frames), sharded so that threads allocating at once
+//! rarely meet on a lock. A stack seen before costs a hash and a compare; only a new one allocates.
 
 use std::collections::HashMap;
-use std::hash::{Hash, Hasher};
 use std::sync::Mutex;
 
+use crate::jvmti::FrameInfo;
 use crate::state::lock;
-
-/// What a stack allocated: a HeapProxy class slot (objects) or a rewriter site id (arrays).
-#[derive(Clone, Copy, Debug, Hash, PartialEq, Eq, PartialOrd, Ord)]
-pub enum Allocated {
-    Object { slot: i32 },
-    Array { site: i32 },
-}
 
 /// One frame: a jmethodID (as an integer) and a bytecode index.
 pub type Frame = (usize, i64);
 
-#[derive(Clone, Debug, Hash, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 pub struct StackKey {
-    pub allocated: Allocated,
+    /// The rewriter's allocation-site id: the allocating instruction, hence also what it allocates.
+    pub site: i32,
     pub frames: Vec<Frame>,
 }
 
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct Totals {
     pub count: u64,
+    /// Summed per allocation for arrays; objects are sized in the report (count x instance size).
     pub bytes: u64,
 }
 
-const SHARDS: usize = 32;
+const SHARDS: usize = 64;
+
+/// Entries by hash of (site, frames); the rare equal hashes share a bucket.
+type Shard = HashMap<u64, Vec<(StackKey, Totals)>>;
 
 pub struct Stacks {
-    shards: Vec<Mutex<HashMap<StackKey, Totals>>>,
+    shards: Vec<Mutex<Shard>>,
 }
 
 impl Default for Stacks {
@@ -43,26 +41,47 @@ impl Default for Stacks {
     }
 }
 
+fn hash(site: i32, frames: &[FrameInfo]) -> u64 {
+    const K: u64 = 0x9E37_79B9_7F4A_7C15;
+    let mut h = (site as u64).wrapping_mul(K);
+    for f in frames {
+        h = (h.rotate_left(5) ^ f.method as u64).wrapping_mul(K);
+        h = (h.rotate_left(5) ^ f.location as u64).wrapping_mul(K);
+    }
+    h ^ (h >> 29)
+}
+
+fn same(key: &StackKey, site: i32, frames: &[FrameInfo]) -> bool {
+    key.site == site
+        && key.frames.len() == frames.len()
+        && key
+            .frames
+            .iter()
+            .zip(frames)
+            .all(|(&(m, l), f)| m == f.method as usize && l == f.location)
+}
+
 impl Stacks {
-    pub fn add(&self, allocated: Allocated, frames: &[Frame], bytes: u64) {
-        let mut h = std::collections::hash_map::DefaultHasher::new();
-        allocated.hash(&mut h);
-        frames.hash(&mut h);
-        let shard = &self.shards[h.finish() as usize % SHARDS];
-        let mut map = lock(shard);
-        let key = StackKey {
-            allocated,
-            frames: frames.to_vec(),
+    pub fn add(&self, site: i32, frames: &[FrameInfo], bytes: u64) {
+        let h = hash(site, frames);
+        let mut shard = lock(&self.shards[(h >> 58) as usize % SHARDS]);
+        let bucket = shard.entry(h).or_default();
+        let totals = match bucket.iter().position(|(k, _)| same(k, site, frames)) {
+            Some(i) => &mut bucket[i].1,
+            None => {
+                let frames = frames.iter().map(|f| (f.method as usize, f.location)).collect();
+                bucket.push((StackKey { site, frames }, Totals::default()));
+                &mut bucket.last_mut().expect("just pushed").1
+            }
         };
-        let t = map.entry(key).or_default();
-        t.count += 1;
-        t.bytes += bytes;
+        totals.count += 1;
+        totals.bytes += bytes;
     }
 
     pub fn snapshot(&self) -> Vec<(StackKey, Totals)> {
         let mut all = Vec::new();
         for shard in &self.shards {
-            all.extend(lock(shard).iter().map(|(k, v)| (k.clone(), *v)));
+            all.extend(lock(shard).values().flatten().cloned());
         }
         all
     }

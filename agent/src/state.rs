@@ -1,7 +1,7 @@
 //! The agent's one global: what Agent_OnLoad set up, plus what the callbacks accumulate.
 
 use std::collections::{HashMap, HashSet};
-use std::sync::atomic::{AtomicBool, AtomicU64};
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize};
 use std::sync::{Mutex, OnceLock};
 
 use instr_rewriter::probes::IdRegistry;
@@ -24,6 +24,8 @@ pub struct Agent {
     /// Instance size per HeapProxy class slot, reported by `classSeen`.
     pub instance_sizes: Mutex<HashMap<i32, i64>>,
     pub stacks: Stacks,
+    /// jmethodIDs of HeapProxy's Early wrappers of the site probes: a frame a stack walk skips.
+    pub early_probes: [AtomicUsize; 2],
     /// Classes whose rewrite failed, so each is reported once.
     pub failed: Mutex<HashSet<String>>,
     pub gc: GcStats,

@@ -114,6 +114,12 @@ impl Rules {
         self.methods
     }
 
+    /// Whether each `new` gets a site probe: objects are tracked and the depth asks for at least the
+    /// allocating frame. At depth 0 objects are counted per class only.
+    pub fn object_sites(&self) -> bool {
+        self.objects && self.depth > 0
+    }
+
     /// Stack frames recorded per allocation site.
     pub fn depth(&self) -> u32 {
         self.depth
@@ -215,14 +221,18 @@ impl Selection for Rules {
     }
 
     fn class_wanted(&self, class: &[u8]) -> bool {
-        (self.arrays && self.allocation_filter.may_select_in(class))
+        ((self.arrays || self.object_sites()) && self.allocation_filter.may_select_in(class))
             || (self.methods && self.method_filter.may_select_in(class))
     }
 
-    // Array sites are fixed in the bytecode, so unlike `new Object` they are filtered here, at
-    // rewrite time, rather than by the agent at run time.
+    // Allocation sites are fixed in the bytecode, so they are filtered here, at rewrite time: a
+    // site the rules exclude gets no probe and costs nothing.
     fn arrays(&self, class: &[u8], method: &[u8], descriptor: &[u8]) -> bool {
         self.arrays && self.allocation_site_selected(class, method, descriptor)
+    }
+
+    fn object_sites(&self, class: &[u8], method: &[u8], descriptor: &[u8]) -> bool {
+        self.object_sites() && self.allocation_site_selected(class, method, descriptor)
     }
 
     fn methods(&self, class: &[u8], method: &[u8], descriptor: &[u8], access: u16) -> bool {

@@ -33,6 +33,8 @@ pub enum Probe {
     MethodExit,
     /// `(int method)`: when an exception leaves the method.
     MethodUnwind,
+    /// `(int site)`: after each `new`, when the rules ask for object sites.
+    ObjectNew,
 }
 
 impl Probe {
@@ -48,6 +50,8 @@ impl Probe {
             (Probe::MethodExit, Flavour::Native) => "methodExit",
             (Probe::MethodUnwind, Flavour::Early) => "earlyMethodUnwind",
             (Probe::MethodUnwind, Flavour::Native) => "methodUnwind",
+            (Probe::ObjectNew, Flavour::Early) => "earlyObjectNew",
+            (Probe::ObjectNew, Flavour::Native) => "objectNew",
         }
     }
 
@@ -55,7 +59,7 @@ impl Probe {
         match self {
             Probe::ObjectAlloc => "(Ljava/lang/Object;)V",
             Probe::ArrayAlloc => "(Ljava/lang/Object;I)V",
-            Probe::MethodEnter | Probe::MethodExit | Probe::MethodUnwind => "(I)V",
+            Probe::MethodEnter | Probe::MethodExit | Probe::MethodUnwind | Probe::ObjectNew => "(I)V",
         }
     }
 

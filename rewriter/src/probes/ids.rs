@@ -21,7 +21,7 @@ pub struct MethodInfo {
     pub descriptor: String,
 }
 
-/// An array-allocation site.
+/// An allocation site: a `new`, `newarray`, `anewarray` or `multianewarray` instruction.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct SiteInfo {
     pub id: u32,
@@ -31,8 +31,8 @@ pub struct SiteInfo {
     pub pc: u32,
     /// Source line, when the class has a LineNumberTable.
     pub line: Option<u16>,
-    /// Descriptor of the allocated array type, for example `[I` or `[[Ljava/lang/String;`.
-    pub array_type: String,
+    /// Descriptor of the allocated type, for example `Ljava/util/ArrayList;`, `[I` or `[[Ljava/lang/String;`.
+    pub allocated_type: String,
 }
 
 /// Names are kept as bytes in one arena and turned into `String`s only when read back, so that assigning
@@ -47,9 +47,9 @@ struct Tables {
     key: Vec<u8>,
     /// Per method id - 1: the range of its key in `arena`.
     methods: Vec<(u32, u32)>,
-    /// Per method id - 1: its block of array-site ids (first id, count); (0, 0) until it has one.
+    /// Per method id - 1: its block of allocation-site ids (first id, count); (0, 0) until it has one.
     site_blocks: Vec<(u32, u32)>,
-    /// Per site id - 1: method, pc, line (0: unknown), range of the array type in `arena`.
+    /// Per site id - 1: method, pc, line (0: unknown), range of the allocated type in `arena`.
     sites: Vec<(u32, u32, u16, u32, u32)>,
     arena: Vec<u8>,
 }
@@ -86,7 +86,7 @@ impl Tables {
             method,
             pc,
             line: (line != 0).then_some(line),
-            array_type: self.text((start, end)),
+            allocated_type: self.text((start, end)),
         })
     }
 }
@@ -151,9 +151,9 @@ impl IdRegistry {
         id
     }
 
-    /// The ids of the `count` array sites of method `method`, a block of consecutive ids: the first is
+    /// The ids of the `count` allocation sites of method `method`, a block of consecutive ids: the first is
     /// returned, site k of the method (in code order) is `first + k`. The block is made the first time
-    /// (then `describe(k, buffer)` appends site k's array type to the buffer and returns its pc and line)
+    /// (then `describe(k, buffer)` appends site k's allocated type to the buffer and returns its pc and line)
     /// and found again when the same method is rewritten again. One lock and no hashing per site.
     pub fn site_ids(
         &self,
@@ -192,7 +192,7 @@ impl IdRegistry {
             .collect()
     }
 
-    /// Every array site, in id order.
+    /// Every allocation site, in id order.
     pub fn sites(&self) -> Vec<SiteInfo> {
         let t = self.lock();
         (0..t.sites.len() as u32)
@@ -217,7 +217,7 @@ impl IdRegistry {
     }
 
     /// The map as tab-separated text: `method<TAB>id<TAB>class<TAB>name<TAB>descriptor` and
-    /// `site<TAB>id<TAB>method id<TAB>pc<TAB>line<TAB>array type` lines (line `-` when unknown).
+    /// `site<TAB>id<TAB>method id<TAB>pc<TAB>line<TAB>allocated type` lines (line `-` when unknown).
     pub fn to_tsv(&self) -> String {
         use std::fmt::Write;
         let mut s = String::new();
@@ -233,7 +233,7 @@ impl IdRegistry {
             let _ = writeln!(
                 s,
                 "site\t{}\t{}\t{}\t{}\t{}",
-                site.id, site.method, site.pc, line, site.array_type
+                site.id, site.method, site.pc, line, site.allocated_type
             );
         }
         s

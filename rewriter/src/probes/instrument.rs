@@ -1,6 +1,6 @@
 //! The edit the agent and `rewrite-class` apply: every probe the selection asks for, in one pass.
 
-use super::array_alloc;
+use super::allocation_sites::{self, SiteKinds};
 use super::exclusions::{class_never_instrumented, method_probes_forbidden};
 use super::heap_proxy::Flavour;
 use super::ids::IdRegistry;
@@ -39,20 +39,21 @@ impl MethodEdit for Instrumenter<'_> {
         {
             object_alloc::plan(self.flavour, pool, out)?;
         }
-        let arrays = self.selection.arrays(class, m.name, m.descriptor)
-            && m.insns
-                .iter()
-                .any(|i| array_alloc::is_array_allocation(i.opcode));
+        let kinds = SiteKinds {
+            arrays: self.selection.arrays(class, m.name, m.descriptor),
+            objects: self.selection.object_sites(class, m.name, m.descriptor),
+        };
+        let sites = kinds.any() && m.insns.iter().any(|i| kinds.includes(i.opcode));
         let methods = method_probes_forbidden(class, m.name).is_none()
             && self
                 .selection
                 .methods(class, m.name, m.descriptor, m.method.access);
-        if !arrays && !methods {
+        if !sites && !methods {
             return Ok(());
         }
         let id = self.ids.method_id(class, m.name, m.descriptor);
-        if arrays {
-            array_alloc::plan(m, id, self.ids, self.flavour, pool, out)?;
+        if sites {
+            allocation_sites::plan(m, id, kinds, self.ids, self.flavour, pool, out)?;
         }
         if methods {
             method_calls::plan(m, id, self.flavour, pool, out)?;

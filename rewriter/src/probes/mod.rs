@@ -1,7 +1,7 @@
 //! The probes: edits that insert calls to `HeapProxy`. Each probe is its own module with a `plan`
 //! function; [`Instrumenter`] runs the ones a [`Selection`] asks for.
 
-pub mod array_alloc;
+pub mod allocation_sites;
 pub mod exclusions;
 pub mod heap_proxy;
 pub mod ids;

@@ -13,6 +13,12 @@ pub trait Selection: Send + Sync {
     /// Whether the array-allocation sites in this method get a probe.
     fn arrays(&self, class: &[u8], method: &[u8], descriptor: &[u8]) -> bool;
 
+    /// Whether the `new` instructions in this method get a site probe (object sites, depth >= 1).
+    /// Off unless a selection asks: per-class counts need only the `Object.<init>` probe.
+    fn object_sites(&self, _class: &[u8], _method: &[u8], _descriptor: &[u8]) -> bool {
+        false
+    }
+
     /// Whether this method gets entry/exit probes. `access` is the method's access flags, so that
     /// bridge and synthetic methods can be told apart.
     fn methods(&self, class: &[u8], method: &[u8], descriptor: &[u8], access: u16) -> bool;

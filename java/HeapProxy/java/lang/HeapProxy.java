@@ -10,7 +10,8 @@
  *
  * The per-allocation work is Java: identity-hash lookup of the class, then atomic adds into arrays. Natives are
  * reached only when a class is seen for the first time (its instance size) and, when the rules ask for stacks
- * (depth > 0 for objects, > 1 for array sites), for the stack walk.
+ * deeper than the allocating frame (depth > 1), for the stack walk. The allocating frame itself is static: the
+ * rewriter gives every `new` and array instruction a site id.
  *
  * Rules for everything here, because Object.<init> calls it for every object:
  *  - allocate no object (arrays are fine: they do not run Object.<init>), throw nothing, call no JDK method that
@@ -33,7 +34,7 @@ public final class HeapProxy {
     private static long REFS;           // base offset of Object[] elements
     private static long REF_SCALE;
 
-    /** Stack depth for object sites (0: per class only); array sites need stacks only when depth > 1. */
+    /** Frames per allocation site: 0 per class only, 1 the allocating frame (a static site), more: a stack walk. */
     private static int depth;
 
     /** Tag every liveEvery-th instance of each class (0: no live tracking). */
@@ -44,7 +45,7 @@ public final class HeapProxy {
     private static long[] instances;
     private static long[] arrayBytes;     // arrays: bytes summed per allocation (instances have a fixed size)
 
-    // Array sites by the rewriter's site id.
+    // Allocation sites (`new` and array instructions) by the rewriter's site id.
     private static long[] siteCount;
     private static long[] siteBytes;
 
@@ -92,6 +93,7 @@ public final class HeapProxy {
 
     public static void earlyObjectAlloc(Object o) { if (engaged) objectAlloc(o); }
     public static void earlyArrayAlloc(Object a, int site) { if (engaged) arrayAlloc(a, site); }
+    public static void earlyObjectNew(int site) { if (engaged) objectNew(site); }
     public static void earlyMethodEnter(int id) { if (engaged) methodEnter(id); }
     public static void earlyMethodExit(int id) { if (engaged) methodExit(id); }
     public static void earlyMethodUnwind(int id) { if (engaged) methodUnwind(id); }
@@ -103,7 +105,16 @@ public final class HeapProxy {
         if (slot < 0) return;
         long before = add(instances, slot, 1);
         if (liveEvery > 0 && sampled(before)) tag(o, slot);
-        if (depth > 0) objectStack(o, slot);
+    }
+
+    /** After a `new` at `site`: its bytes are the class's instance size times the count, in the report. */
+    public static void objectNew(int site) {
+        if (site > 0 && site < siteCount.length) {
+            add(siteCount, site, 1);
+        } else {
+            add1Dropped();
+        }
+        if (depth > 1) siteStack(site, 0);
     }
 
     public static void arrayAlloc(Object a, int site) {
@@ -114,7 +125,7 @@ public final class HeapProxy {
         } else {
             add1Dropped();
         }
-        if (depth > 1) arrayStack(a, site, size);
+        if (depth > 1) siteStack(site, size);
     }
 
     public static void methodEnter(int id) { bump(enters, id); }
@@ -125,12 +136,10 @@ public final class HeapProxy {
 
     /** A class seen for the first time: the agent records its instance size. */
     private static native void classSeen(int slot, Object instance);
-    /** Records the current stack for an object of the class in `slot`. */
-    private static native void objectStack(Object o, int slot);
     /** Tags an object sampled for live tracking with its class slot. */
     private static native void tag(Object o, int slot);
-    /** Records the current stack for an array allocated at `site`. */
-    private static native void arrayStack(Object a, int site, long bytes);
+    /** Records the current stack for an allocation at `site` (bytes: arrays only, objects are sized later). */
+    private static native void siteStack(int site, long bytes);
 
     // ---- internals
 

@@ -40,6 +40,7 @@ public final class HeapProxy {
     public static void earlyMethodEnter(int id) { methodEnter(id); }
     public static void earlyMethodExit(int id) { methodExit(id); }
     public static void earlyMethodUnwind(int id) { methodUnwind(id); }
+    public static void earlyObjectNew(int site) { objectNew(site); }
 
     public static synchronized void objectAlloc(Object o) {
         if (ready) countInstance(o.getClass());
@@ -49,6 +50,12 @@ public final class HeapProxy {
         if (!ready) return;
         if (site > 0 && site < MAX_IDS) sites[site]++; else dropped++;
         countArray(a);
+    }
+
+    /** After a `new`: counted per site, like arrays (the object itself is counted by objectAlloc). */
+    public static synchronized void objectNew(int site) {
+        if (!ready) return;
+        if (site > 0 && site < MAX_IDS) sites[site]++; else dropped++;
     }
 
     public static synchronized void methodEnter(int id) {

@@ -1,7 +1,16 @@
-//! Every array allocated by bytecode: after each `newarray`, `anewarray` and `multianewarray`,
-//! `dup; push site; invokestatic HeapProxy.arrayAlloc(Object, int)`. The site id names the allocating
-//! instruction statically (see [`IdRegistry`]), so the agent needs no stack walk for the top frame.
-//! For `multianewarray` only the outer array is reported; the agent walks the sub-arrays.
+//! Allocation sites: the instructions that allocate, each named by a static site id (see [`IdRegistry`]),
+//! so that the agent needs no stack walk to know the allocating frame.
+//!
+//! * Arrays: after each `newarray`, `anewarray` and `multianewarray`, `dup; push site; invokestatic
+//!   HeapProxy.arrayAlloc(Object, int)`. For `multianewarray` only the outer array is reported; the
+//!   agent walks the sub-arrays.
+//! * Objects (when the rules ask for object sites): after each `new`, `push site; invokestatic
+//!   HeapProxy.objectNew(int)`. The probe comes after the `new` rather than before it so that the `new`
+//!   keeps its offset relative to nothing inserted in front of it: frames that name `uninitialized(pc)`
+//!   are remapped like any other offset. The uninitialised reference is left alone on the stack, which
+//!   the verifier allows; it cannot be passed to a method. Counting at the `new` rather than in the
+//!   constructor counts the object even when its constructor throws, as the VM allocated it.
+//!   (The class counts come from `Object.<init>`, see `object_alloc`.)
 
 use super::heap_proxy::{push_int, Flavour, Probe};
 use super::ids::IdRegistry;
@@ -19,15 +28,33 @@ pub fn is_array_allocation(opcode: u8) -> bool {
     matches!(opcode, op::NEWARRAY | op::ANEWARRAY | op::MULTIANEWARRAY)
 }
 
+/// Which allocating instructions of a method get a site probe.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct SiteKinds {
+    pub arrays: bool,
+    pub objects: bool,
+}
+
+impl SiteKinds {
+    pub fn includes(self, opcode: u8) -> bool {
+        (self.arrays && is_array_allocation(opcode)) || (self.objects && opcode == op::NEW)
+    }
+
+    pub fn any(self) -> bool {
+        self.arrays || self.objects
+    }
+}
+
 pub fn plan(
     m: &MethodView<'_, '_>,
     method_id: u32,
+    kinds: SiteKinds,
     ids: &IdRegistry,
     flavour: Flavour,
     pool: &mut PoolBuilder<'_, '_>,
     out: &mut Insertions,
 ) -> Result<()> {
-    let mut sites = m.insns.iter().filter(|i| is_array_allocation(i.opcode));
+    let mut sites = m.insns.iter().filter(|i| kinds.includes(i.opcode));
     let count = sites.clone().count() as u32;
     if count == 0 {
         return Ok(());
@@ -37,7 +64,7 @@ pub fn plan(
     let mut described = sites.clone();
     let first = ids.site_ids(method_id, count, |_, out| {
         let insn = *described.next().expect("count sites");
-        array_type(m, insn, out);
+        allocated_type(m, insn, out);
         let lines = lines.get_or_insert_with(|| line_table(m));
         (insn.pc, line_at(lines, insn.pc))
     });
@@ -45,9 +72,14 @@ pub fn plan(
     for k in 0..count {
         let insn = sites.next().expect("count sites");
         code.clear();
-        code.push(op::DUP);
-        push_int(first + k, pool, &mut code)?;
-        Probe::ArrayAlloc.call(flavour, pool, &mut code)?;
+        if insn.opcode == op::NEW {
+            push_int(first + k, pool, &mut code)?;
+            Probe::ObjectNew.call(flavour, pool, &mut code)?;
+        } else {
+            code.push(op::DUP);
+            push_int(first + k, pool, &mut code)?;
+            Probe::ArrayAlloc.call(flavour, pool, &mut code)?;
+        }
         out.after(insn.pc, &code);
     }
     out.need_stack(2);
@@ -73,8 +105,8 @@ fn line_at(lines: &[LineNumber], pc: u32) -> Option<u16> {
     k.checked_sub(1).map(|k| lines[k].line)
 }
 
-/// Appends the descriptor of the array type the instruction creates, for reports.
-fn array_type(m: &MethodView<'_, '_>, insn: Instruction, out: &mut Vec<u8>) {
+/// Appends the descriptor of the type the instruction creates, for reports.
+fn allocated_type(m: &MethodView<'_, '_>, insn: Instruction, out: &mut Vec<u8>) {
     let code = m.code.code;
     let pc = insn.pc as usize;
     let class_operand = || {
@@ -97,6 +129,11 @@ fn array_type(m: &MethodView<'_, '_>, insn: Instruction, out: &mut Vec<u8>) {
                 out.extend_from_slice(element);
                 out.push(b';');
             }
+        }
+        op::NEW => {
+            out.push(b'L');
+            out.extend_from_slice(class_operand());
+            out.push(b';');
         }
         _ => out.extend_from_slice(class_operand()),
     }
