@@ -318,38 +318,59 @@ fn live_objects_exact_and_sampled() {
     const KEPT: f64 = 2500.0;
     for jdk in jdks() {
         let classes = compile_agent_programs(&jdk);
-        for (mode, every) in [("exact", 1.0), ("10", 10.0), ("50", 50.0)] {
-            for (name, flags) in [
-                ("interpreter", &["-Xint"][..]),
-                ("C2", &["-XX:-TieredCompilation"][..]),
-            ] {
-                let (r, txt) = report(
-                    &jdk,
-                    &classes,
-                    &format!(",depth=0,live={mode}"),
-                    flags,
-                    "LiveObjects",
-                );
-                assert_eq!(class_count(&r, "LiveObjects$Node"), 10_000);
-                let live = class_field(&r, "LiveObjects$Node", "live_instances") as f64;
-                if every == 1.0 {
-                    assert_eq!(live, KEPT, "[{}] {name} exact live count", jdk.version);
-                    assert!(txt.contains("live at exit: exact"));
-                } else {
-                    let bound = 3.0 * (KEPT * every).sqrt();
-                    assert!(
-                        (live - KEPT).abs() <= bound,
-                        "[{}] {name} live={mode}: estimate {live} is not within {bound:.0} of {KEPT}",
-                        jdk.version
+        // Depth 0 tags per class in Object.<init>; depth 1 tags per site once the constructor is done.
+        for depth in [0, 1] {
+            for (mode, every) in [("exact", 1.0), ("10", 10.0), ("50", 50.0)] {
+                for (name, flags) in [
+                    ("interpreter", &["-Xint"][..]),
+                    ("C1", &["-XX:TieredStopAtLevel=1"][..]),
+                    ("C2", &["-XX:-TieredCompilation"][..]),
+                ] {
+                    let (r, txt) = report(
+                        &jdk,
+                        &classes,
+                        &format!(",depth={depth},live={mode}"),
+                        flags,
+                        "LiveObjects",
                     );
+                    let what = format!("[{}] depth {depth} {name} live={mode}", jdk.version);
+                    assert_eq!(class_count(&r, "LiveObjects$Node"), 10_000, "{what}");
+                    let mut live = vec![class_field(&r, "LiveObjects$Node", "live_instances")];
+                    if depth == 1 {
+                        let site = node_site(&r);
+                        assert_eq!(site["count"], 10_000, "{what}: site count");
+                        live.push(site["live_instances"].as_u64().unwrap());
+                        let bytes = site["live_bytes"].as_u64().unwrap();
+                        assert_eq!(bytes % live[1].max(1), 0, "{what}: live bytes {bytes}");
+                    }
+                    for &n in &live {
+                        let n = n as f64;
+                        if every == 1.0 {
+                            assert_eq!(n, KEPT, "{what}: exact live count");
+                            assert!(txt.contains("live at exit: exact"));
+                        } else {
+                            let bound = 3.0 * (KEPT * every).sqrt();
+                            assert!(
+                                (n - KEPT).abs() <= bound,
+                                "{what}: estimate {n} is not within {bound:.0} of {KEPT}"
+                            );
+                        }
+                    }
+                    println!("{what}: {live:?} live nodes (kept {KEPT})");
                 }
-                println!(
-                    "[{}] {name} live={mode}: {live} live nodes (kept {KEPT})",
-                    jdk.version
-                );
             }
         }
     }
+}
+
+/// The site of `new Node()` in LiveObjects.main.
+fn node_site(r: &Value) -> &Value {
+    r["sites"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|s| s["class"] == "LiveObjects$Node" && s["stack"][0]["method"] == "main")
+        .expect("a site for LiveObjects$Node in main")
 }
 
 /// rules/all.yaml through the agent: every probe in every class the VM loads, java.base included, with the

@@ -166,7 +166,7 @@ const EXPECTED_SITES: &[(&str, &str, u64)] = &[
     ("main", "[C", 3),
     ("main", "[S", 3),
     ("main", "[I", 3),
-    ("main", "[J", 5), // 3 in the loop, the counts array and the site-counts array
+    ("main", "[J", 6), // 3 in the loop, the counts array and the two site-count arrays
     ("main", "[F", 3),
     ("main", "[D", 3),
     ("main", "[Ljava/lang/String;", 1),
@@ -177,8 +177,9 @@ const EXPECTED_SITES: &[(&str, &str, u64)] = &[
     ("main", "[Ljava/lang/Class;", 1),
 ];
 
-/// Sums the program's "site <id> <n>" lines per (method name, allocated type) of Allocations' sites.
-fn site_counts(output: &str, ids_tsv: &str) -> BTreeMap<(String, String), u64> {
+/// Sums the program's "<prefix> <id> <n>" lines ("site" or "built") per (method name, allocated type) of
+/// Allocations' sites.
+fn site_counts(output: &str, prefix: &str, ids_tsv: &str) -> BTreeMap<(String, String), u64> {
     let methods = method_ids(ids_tsv);
     let sites: HashMap<u32, (u32, String)> = ids_tsv
         .lines()
@@ -189,7 +190,10 @@ fn site_counts(output: &str, ids_tsv: &str) -> BTreeMap<(String, String), u64> {
         })
         .collect();
     let mut out = BTreeMap::new();
-    for l in output.lines().filter_map(|l| l.strip_prefix("site ")) {
+    for l in output
+        .lines()
+        .filter_map(|l| l.strip_prefix(prefix)?.strip_prefix(' '))
+    {
         let (id, n) = l.split_once(' ').unwrap();
         let (method, allocated) = &sites[&id.parse::<u32>().unwrap()];
         let (class, name, _) = &methods[method];
@@ -290,9 +294,17 @@ fn counts_are_exact_in_every_execution_mode() {
                 .map(|&(m, t, n)| ((m.to_string(), t.to_string()), n))
                 .collect();
             assert_eq!(
-                site_counts(&out, &ids_text),
+                site_counts(&out, "site", &ids_text),
                 want,
                 "[{}] {mode}: Allocations site counts",
+                jdk.version
+            );
+            // all.yaml tracks live objects: each object is handed over once its constructor is done.
+            let objects = want.into_iter().filter(|((_, t), _)| t.starts_with('L'));
+            assert_eq!(
+                site_counts(&out, "built", &ids_text),
+                objects.collect(),
+                "[{}] {mode}: Allocations objects built per site",
                 jdk.version
             );
 

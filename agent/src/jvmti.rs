@@ -29,6 +29,7 @@ pub mod event {
     pub const VM_START: u32 = 57;
     pub const GARBAGE_COLLECTION_START: u32 = 81;
     pub const GARBAGE_COLLECTION_FINISH: u32 = 82;
+    pub const OBJECT_FREE: u32 = 83;
 }
 
 /// Capability bits, in the order of `jvmtiCapabilities` (bit 0 of the first word first).
@@ -38,6 +39,7 @@ pub mod capability {
     pub const GET_LINE_NUMBERS: u32 = 12;
     pub const GENERATE_ALL_CLASS_HOOK_EVENTS: u32 = 26;
     pub const GENERATE_GARBAGE_COLLECTION_EVENTS: u32 = 31;
+    pub const GENERATE_OBJECT_FREE_EVENTS: u32 = 32;
     pub const GENERATE_EARLY_VMSTART: u32 = 41;
     pub const GENERATE_EARLY_CLASS_HOOK_EVENTS: u32 = 42;
 
@@ -48,6 +50,7 @@ pub mod capability {
             GET_LINE_NUMBERS => "can_get_line_numbers",
             GENERATE_ALL_CLASS_HOOK_EVENTS => "can_generate_all_class_hook_events",
             GENERATE_GARBAGE_COLLECTION_EVENTS => "can_generate_garbage_collection_events",
+            GENERATE_OBJECT_FREE_EVENTS => "can_generate_object_free_events",
             GENERATE_EARLY_VMSTART => "can_generate_early_vmstart",
             GENERATE_EARLY_CLASS_HOOK_EVENTS => "can_generate_early_class_hook_events",
             _ => "capability",
@@ -115,6 +118,7 @@ pub type ClassFileLoadHookFn = unsafe extern "system" fn(
     *mut *mut c_uchar,
 );
 pub type GcFn = unsafe extern "system" fn(Env);
+pub type ObjectFreeFn = unsafe extern "system" fn(Env, jlong);
 
 /// `jvmtiEventCallbacks`: one slot per event number from 50 (VM_INIT) to 86.
 #[repr(C)]

@@ -13,6 +13,7 @@
 pub mod hook;
 pub mod jni;
 pub mod jvmti;
+pub mod live;
 pub mod natives;
 pub mod options;
 pub mod report;
@@ -98,7 +99,10 @@ unsafe fn load(vm: *mut JavaVM, options: &str) -> Result<(), String> {
     }
     let jvmti = Jvmti(env as Env);
     let live_caps: &[u32] = if live_every > 0 {
-        &[capability::TAG_OBJECTS]
+        &[
+            capability::TAG_OBJECTS,
+            capability::GENERATE_OBJECT_FREE_EVENTS,
+        ]
     } else {
         &[]
     };
@@ -129,6 +133,9 @@ unsafe fn load(vm: *mut JavaVM, options: &str) -> Result<(), String> {
         jvmti,
         rules,
         live_every,
+        live: (live_every > 0).then(|| {
+            live::Live::new(live_every, MAX_SITES as usize, CLASS_SLOTS as usize)
+        }),
         ids: Default::default(),
         engaged: Default::default(),
         proxy: Default::default(),
@@ -148,8 +155,14 @@ unsafe fn load(vm: *mut JavaVM, options: &str) -> Result<(), String> {
     );
     callbacks.set(event::GARBAGE_COLLECTION_START, gc_start as jvmti::GcFn);
     callbacks.set(event::GARBAGE_COLLECTION_FINISH, gc_finish as jvmti::GcFn);
+    callbacks.set(event::OBJECT_FREE, object_free as jvmti::ObjectFreeFn);
     if jvmti.set_event_callbacks(&callbacks) != jvmti::ERROR_NONE {
         return Err("SetEventCallbacks failed".into());
+    }
+    if live_every > 0
+        && jvmti.set_event_notification_mode(event::OBJECT_FREE, ENABLE) != jvmti::ERROR_NONE
+    {
+        return Err("cannot enable the JVMTI OBJECT_FREE event".into());
     }
     for e in [
         event::VM_START,
@@ -325,5 +338,12 @@ unsafe extern "system" fn gc_finish(_jvmti: Env) {
         a.gc.count.fetch_add(1, Ordering::Relaxed);
         a.gc.total_nanos.fetch_add(pause, Ordering::Relaxed);
         a.gc.max_nanos.fetch_max(pause, Ordering::Relaxed);
+    }
+}
+
+unsafe extern "system" fn object_free(_jvmti: Env, tag: jni_sys::jlong) {
+    // Service thread, after a collection: no JNI and no tag functions here (live.rs).
+    if let Some(live) = agent().and_then(|a| a.live.as_ref()) {
+        live.freed(tag);
     }
 }

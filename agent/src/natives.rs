@@ -11,6 +11,7 @@ use std::sync::atomic::Ordering;
 use jni_sys::{jclass, jint, jlong, jobject, JNIEnv};
 
 use crate::jvmti::FrameInfo;
+use crate::live::{self, Owner};
 use crate::state::{agent, lock};
 
 /// Frames a stack may keep: the rules cap the depth at 64.
@@ -68,8 +69,19 @@ pub extern "system" fn Java_java_lang_HeapProxy_siteStack(
     })
 }
 
-/// Tags a sampled object with its class slot (plus one: tag 0 means untagged), so the heap walk at exit
-/// finds it if it is still alive.
+/// Tags a sampled object for live tracking; the tag carries its owner and size (live.rs).
+fn tag(o: jobject, owner: Owner) {
+    guarded(|| {
+        let Some(a) = agent() else { return };
+        let Some(live) = &a.live else { return };
+        let tag = live::encode(owner, a.jvmti.object_size(o).unwrap_or(0));
+        if a.jvmti.set_tag(o, tag) == crate::jvmti::ERROR_NONE {
+            live.tagged(tag);
+        }
+    })
+}
+
+/// A sampled object of the class in HeapProxy slot `slot` (per-class live counts, depth 0).
 #[no_mangle]
 pub extern "system" fn Java_java_lang_HeapProxy_tag(
     _env: *mut JNIEnv,
@@ -77,9 +89,16 @@ pub extern "system" fn Java_java_lang_HeapProxy_tag(
     o: jobject,
     slot: jint,
 ) {
-    guarded(|| {
-        if let Some(a) = agent() {
-            a.jvmti.set_tag(o, slot as i64 + 1);
-        }
-    })
+    tag(o, Owner::ClassSlot(slot as u32));
+}
+
+/// A sampled object or array allocated at `site` (per-site live counts, depth >= 1).
+#[no_mangle]
+pub extern "system" fn Java_java_lang_HeapProxy_tagSite(
+    _env: *mut JNIEnv,
+    _: jclass,
+    o: jobject,
+    site: jint,
+) {
+    tag(o, Owner::Site(site as u32));
 }

@@ -40,10 +40,10 @@ pub fn parse(options: &str) -> Result<Parsed, String> {
     if options == "help" {
         return Ok(Parsed::Help);
     }
-    let run = |rules| {
+    let run = |rules: Rules| {
         Parsed::Run(Settings {
+            live_every: rules.live(),
             rules,
-            live_every: 0,
         })
     };
     if options.is_empty() {
@@ -55,7 +55,7 @@ pub fn parse(options: &str) -> Result<Parsed, String> {
     let mut rules = None;
     let mut file = None;
     let mut depth = None;
-    let mut live_every = 0;
+    let mut live_every = None;
     for pair in options.split(',') {
         let (key, value) = pair.split_once('=').ok_or_else(|| {
             format!("option '{pair}' is not key=value (see -agentpath:libinstr.so=help)")
@@ -71,13 +71,13 @@ pub fn parse(options: &str) -> Result<Parsed, String> {
                 )
             }
             "live" => {
-                live_every = match value {
+                live_every = Some(match value {
                     "off" => 0,
                     "exact" => 1,
                     n => n.parse::<u32>().ok().filter(|&n| n > 0).ok_or_else(|| {
                         format!("live={value}: expected off, exact or a sampling interval N > 0")
                     })?,
-                }
+                })
             }
             "help" => return Ok(Parsed::Help),
             other => {
@@ -97,10 +97,10 @@ pub fn parse(options: &str) -> Result<Parsed, String> {
     if let Some(d) = depth {
         r.set_depth(d).map_err(|e| e.to_string())?;
     }
-    Ok(Parsed::Run(Settings {
-        rules: r,
-        live_every,
-    }))
+    if let Some(live) = live_every {
+        r.set_live(live);
+    }
+    Ok(run(r))
 }
 
 fn load(path: &std::path::Path) -> Result<Rules, String> {

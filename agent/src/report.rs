@@ -10,6 +10,7 @@ use jni_sys::{jmethodID, jobject};
 use serde_json::{json, Value};
 
 use crate::jni::Jni;
+use crate::live::Owner;
 use crate::state::{lock, Agent};
 
 pub struct ClassCount {
@@ -36,6 +37,9 @@ pub struct Site {
     pub frames: Vec<ResolvedFrame>,
     /// The rewriter's allocation-site id (the allocating instruction).
     pub site_id: Option<u32>,
+    /// Live objects and bytes at exit allocated at this site (all its stacks together), when live
+    /// tracking is on.
+    pub live: Option<(u64, u64)>,
 }
 
 pub struct Report {
@@ -73,7 +77,8 @@ pub fn collect(a: &Agent, jni: Jni, proxy: jobject) -> Report {
         jni.set_static_boolean(proxy, f, false);
     }
     a.engaged.store(false, Ordering::Release);
-    let live = (a.live_every > 0).then(|| live_by_slot(a));
+    settle_live(a);
+    let by_sites = a.rules.depth() > 0;
     let instances = jni.static_longs(proxy, "instances");
     let array_bytes = jni.static_longs(proxy, "arrayBytes");
     let sizes = lock(&a.instance_sizes).clone();
@@ -104,7 +109,11 @@ pub fn collect(a: &Agent, jni: Jni, proxy: jobject) -> Report {
                     ),
                 );
                 if n > 0 {
-                    let live = live.as_ref().map(|l| l.get(&i).copied().unwrap_or((0, 0)));
+                    let live = a
+                        .live
+                        .as_ref()
+                        .filter(|_| !by_sites)
+                        .map(|l| l.of(Owner::ClassSlot(i as u32)));
                     classes.push(ClassCount {
                         name,
                         instances: n,
@@ -116,7 +125,6 @@ pub fn collect(a: &Agent, jni: Jni, proxy: jobject) -> Report {
             jni.delete_local(table);
         }
     }
-    classes.sort_by(|x, y| y.bytes.cmp(&x.bytes).then_with(|| x.name.cmp(&y.name)));
 
     let size_of: HashMap<String, u64> = slot_names.into_values().collect();
     // Objects are sized by their class (arrays summed their own bytes as they were allocated).
@@ -147,6 +155,7 @@ pub fn collect(a: &Agent, jni: Jni, proxy: jobject) -> Report {
                     .map(|&(m, loc)| frames.resolve(jni, m as jmethodID, loc))
                     .collect(),
                 site_id: Some(key.site as u32),
+                live: None,
             });
         }
     } else {
@@ -175,12 +184,33 @@ pub fn collect(a: &Agent, jni: Jni, proxy: jobject) -> Report {
                 bytes,
                 frames: frame.into_iter().collect(),
                 site_id: Some(id as u32),
+                live: None,
             });
         }
     }
+    if let (Some(l), true) = (&a.live, by_sites) {
+        // Per class: the sum over its sites (each site allocates one type).
+        let mut per_class: HashMap<&str, (u64, u64)> = HashMap::new();
+        let mut visited_sites = std::collections::HashSet::new();
+        for site in &mut sites {
+            let (n, b) = l.of(Owner::Site(site.site_id.unwrap_or(0)));
+            site.live = Some((n, b));
+            if visited_sites.insert(site.site_id) {
+                let e = per_class.entry(site.class.as_str()).or_default();
+                e.0 += n;
+                e.1 += b;
+            }
+        }
+        for c in &mut classes {
+            c.live = Some(per_class.get(c.name.as_str()).copied().unwrap_or((0, 0)));
+        }
+    }
+    classes.sort_by(|x, y| y.bytes.cmp(&x.bytes).then_with(|| x.name.cmp(&y.name)));
     sites.sort_by(|x, y| {
-        y.bytes
-            .cmp(&x.bytes)
+        let live_bytes = |s: &Site| s.live.map_or(0, |l| l.1);
+        live_bytes(y)
+            .cmp(&live_bytes(x))
+            .then_with(|| y.bytes.cmp(&x.bytes))
             .then_with(|| y.count.cmp(&x.count))
             .then_with(|| x.class.cmp(&y.class))
             .then_with(|| frame_text(&x.frames).cmp(&frame_text(&y.frames)))
@@ -218,20 +248,15 @@ pub fn collect(a: &Agent, jni: Jni, proxy: jobject) -> Report {
     }
 }
 
-/// Live objects and bytes per class slot: a full GC, then a walk over the tagged objects still in the
-/// heap. Sampled counts are scaled by the sampling interval.
-fn live_by_slot(a: &Agent) -> HashMap<i32, (u64, u64)> {
-    let mut live: HashMap<i32, (u64, u64)> = HashMap::new();
+/// Brings the live counters up to date at exit: a full GC frees what is unreachable, and a heap walk,
+/// which makes the VM post the OBJECT_FREE events it still holds for that GC (they are otherwise posted
+/// lazily, on the service thread), leaves only the objects really alive counted.
+fn settle_live(a: &Agent) {
+    if a.live.is_none() {
+        return;
+    }
     a.jvmti.force_garbage_collection();
-    a.jvmti.for_each_tagged_object(|tag, size| {
-        let e = live.entry((tag - 1) as i32).or_default();
-        e.0 += 1;
-        e.1 += size.max(0) as u64;
-    });
-    let scale = a.live_every as u64;
-    live.values_mut()
-        .for_each(|v| *v = (v.0 * scale, v.1 * scale));
-    live
+    a.jvmti.for_each_tagged_object(|_, _| {});
 }
 
 fn frame_text(frames: &[ResolvedFrame]) -> String {
@@ -326,10 +351,17 @@ pub fn to_json(a: &Agent, r: &Report, pid: u32) -> Value {
             }
             v
         }).collect::<Vec<_>>(),
-        "sites": r.sites.iter().map(|s| json!({
-            "class": s.class, "count": s.count, "bytes": s.bytes, "site_id": s.site_id,
-            "stack": s.frames.iter().map(frame_json).collect::<Vec<_>>(),
-        })).collect::<Vec<_>>(),
+        "sites": r.sites.iter().map(|s| {
+            let mut v = json!({
+                "class": s.class, "count": s.count, "bytes": s.bytes, "site_id": s.site_id,
+                "stack": s.frames.iter().map(frame_json).collect::<Vec<_>>(),
+            });
+            if let Some((n, b)) = s.live {
+                v["live_instances"] = json!(n);
+                v["live_bytes"] = json!(b);
+            }
+            v
+        }).collect::<Vec<_>>(),
         "methods": r.methods,
         "gc": {
             "collections": gc.count.load(Ordering::Relaxed),
@@ -342,7 +374,6 @@ pub fn to_json(a: &Agent, r: &Report, pid: u32) -> Value {
 
 pub fn to_text(a: &Agent, r: &Report, pid: u32) -> String {
     let mut s = String::new();
-    let total: u64 = r.sites.iter().map(|x| x.bytes).sum();
     let _ = writeln!(
         s,
         "instr heap report, pid {pid}, allocation-site depth {}",
@@ -383,12 +414,22 @@ pub fn to_text(a: &Agent, r: &Report, pid: u32) -> String {
         }
     }
     let _ = writeln!(s, "CLASSES END");
-    let _ = writeln!(s, "\nSITES BEGIN (ordered by allocated bytes)");
-    let _ = writeln!(s, "          percent         alloc'ed  stack class");
-    let _ = writeln!(s, " rank   self  accum     bytes  objs  trace name");
+    let live = a.live.is_some() && a.rules.depth() > 0;
+    // hprof's layout: with live tracking the shares are of live bytes and the table is ordered by them.
+    let share = |site: &Site| if live { site.live.map_or(0, |l| l.1) } else { site.bytes };
+    let total: u64 = r.sites.iter().map(share).sum();
+    let ordered = if live { "live bytes" } else { "allocated bytes" };
+    let _ = writeln!(s, "\nSITES BEGIN (ordered by {ordered})");
+    if live {
+        let _ = writeln!(s, "          percent          live          alloc'ed  stack class");
+        let _ = writeln!(s, " rank   self  accum     bytes objs     bytes  objs  trace name");
+    } else {
+        let _ = writeln!(s, "          percent         alloc'ed  stack class");
+        let _ = writeln!(s, " rank   self  accum     bytes  objs  trace name");
+    }
     let mut accum = 0u64;
     for (i, site) in r.sites.iter().enumerate() {
-        accum += site.bytes;
+        accum += share(site);
         let pct = |v: u64| {
             if total == 0 {
                 0.0
@@ -396,12 +437,14 @@ pub fn to_text(a: &Agent, r: &Report, pid: u32) -> String {
                 100.0 * v as f64 / total as f64
             }
         };
+        let _ = write!(s, "{:5} {:5.2}% {:5.2}% ", i + 1, pct(share(site)), pct(accum));
+        if live {
+            let (n, b) = site.live.unwrap_or((0, 0));
+            let _ = write!(s, "{b:9} {n:4} ");
+        }
         let _ = writeln!(
             s,
-            "{:5} {:5.2}% {:5.2}% {:9} {:5} {:6} {}",
-            i + 1,
-            pct(site.bytes),
-            pct(accum),
+            "{:9} {:5} {:6} {}",
             site.bytes,
             site.count,
             300_001 + i,

@@ -16,6 +16,8 @@ pub struct Agent {
     pub rules: Rules,
     /// Every `live_every`-th allocation of a class is tagged, to count live objects at exit; 0: off.
     pub live_every: u32,
+    /// Live objects per site or class slot, when live tracking is on.
+    pub live: Option<crate::live::Live>,
     pub ids: IdRegistry,
     /// True once HeapProxy.engage() has run: classes loaded from then on call the native flavour.
     pub engaged: AtomicBool,

@@ -44,6 +44,8 @@ pub struct Rules {
     synthetic: bool,
     allocation_filter: Filter,
     depth: u32,
+    /// Live-object tracking: 0 off, 1 exact, N sampled one in N.
+    live: u32,
     output: String,
 }
 
@@ -95,6 +97,7 @@ impl Rules {
             synthetic: false,
             allocation_filter: Filter::everything(),
             depth: DEFAULT_DEPTH,
+            live: 0,
             output: DEFAULT_OUTPUT.to_owned(),
         }
     }
@@ -118,6 +121,17 @@ impl Rules {
     /// allocating frame. At depth 0 objects are counted per class only.
     pub fn object_sites(&self) -> bool {
         self.objects && self.depth > 0
+    }
+
+    /// Live-object tracking: 0 off, 1 every object (exact), N one in N (reports scale by N).
+    pub fn live(&self) -> u32 {
+        self.live
+    }
+
+    /// Whether objects built at a `new` site are handed to the agent once constructed, to be tagged
+    /// with their site for live tracking.
+    pub fn live_object_sites(&self) -> bool {
+        self.object_sites() && self.live > 0
     }
 
     /// Stack frames recorded per allocation site.
@@ -203,6 +217,11 @@ impl Rules {
         }
     }
 
+    /// Overrides `live` from the agent's inline option string (`live=exact`, `live=100`).
+    pub fn set_live(&mut self, live: u32) {
+        self.live = live;
+    }
+
     /// Overrides `output` from the agent's inline option string (`file=out-%p` or `output=…`).
     pub fn set_output(&mut self, output: String) {
         self.output = output;
@@ -233,6 +252,10 @@ impl Selection for Rules {
 
     fn object_sites(&self, class: &[u8], method: &[u8], descriptor: &[u8]) -> bool {
         self.object_sites() && self.allocation_site_selected(class, method, descriptor)
+    }
+
+    fn live_objects(&self) -> bool {
+        self.live_object_sites()
     }
 
     fn methods(&self, class: &[u8], method: &[u8], descriptor: &[u8], access: u16) -> bool {

@@ -66,4 +66,7 @@ pub struct AllocationsSection {
     /// as a type error.
     #[serde(default)]
     pub depth: Option<Spanned<i64>>,
+    /// Live-object tracking: 0 off, 1 every object (exact), N one object in N per site (scaled).
+    #[serde(default)]
+    pub live: Option<Spanned<i64>>,
 }

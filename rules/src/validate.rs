@@ -59,6 +59,16 @@ pub(crate) fn build(file: RulesFile, origin: &str) -> Result<Rules, RulesError> 
                 )
             })?;
         }
+        if let Some(live) = allocations.live {
+            rules.live = u32::try_from(live.value).map_err(|_| {
+                error_at(
+                    origin,
+                    &live,
+                    format!("live {} is out of range", live.value),
+                    LIVE_HINT.to_string(),
+                )
+            })?;
+        }
     }
 
     if let Some(output) = file.output {
@@ -78,6 +88,9 @@ pub(crate) fn build(file: RulesFile, origin: &str) -> Result<Rules, RulesError> 
 
     Ok(rules)
 }
+
+const LIVE_HINT: &str = "`live` is 0 (off), 1 (track every object: exact) or N (one object in N per site, \
+     counts scaled by N)";
 
 pub(crate) fn depth_in_range(depth: i64) -> Option<u32> {
     u32::try_from(depth)

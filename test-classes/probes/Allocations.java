@@ -1,6 +1,7 @@
 // Exact object and array counts: the test rewrites this class and java.lang.Object with the allocation probes
 // and runs it against the counting test HeapProxy. Prints "count <class> <n>" for each class it allocates and
-// "site <id> <n>" for each allocation site (a `new` or array instruction) that ran.
+// "site <id> <n>" for each allocation site (a `new` or array instruction) that ran, and "built <id> <n>" for
+// each `new` site whose objects were handed over once constructed (live tracking).
 import java.util.function.Supplier;
 
 public class Allocations {
@@ -43,12 +44,17 @@ public class Allocations {
         long[] counts = new long[report.length];
         for (int i = 0; i < report.length; i++) counts[i] = HeapProxy.count(report[i]);
         long[] sites = new long[1 << 16];
-        for (int id = 1; id < sites.length; id++) sites[id] = HeapProxy.site(id);
+        long[] built = new long[1 << 16];
+        for (int id = 1; id < sites.length; id++) {
+            sites[id] = HeapProxy.site(id);
+            built[id] = HeapProxy.built(id);
+        }
         for (int i = 0; i < report.length; i++) {
             System.out.println("count " + report[i].getTypeName() + " " + counts[i]);
         }
         for (int id = 1; id < sites.length; id++) {
             if (sites[id] > 0) System.out.println("site " + id + " " + sites[id]);
+            if (built[id] > 0) System.out.println("built " + id + " " + built[id]);
         }
     }
 }

@@ -16,8 +16,8 @@ use crate::error::{bail, Error, Result};
 use crate::pool_builder::PoolBuilder;
 
 // Memo slots of the constants every handler needs (0..5 belong to the probes' Methodrefs).
-const MEMO_THROWABLE: usize = 6;
-const MEMO_STACK_MAP_TABLE: usize = 7;
+const MEMO_THROWABLE: usize = 8;
+const MEMO_STACK_MAP_TABLE: usize = 9;
 
 /// How StackMapTable frames are carried over.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -11,7 +11,11 @@
 //!   the verifier allows; it cannot be passed to a method. Counting at the `new` rather than in the
 //!   constructor counts the object even when its constructor throws, as the VM allocated it.
 //!   (The class counts come from `Object.<init>`, see `object_alloc`.)
+//! * Live objects (when live tracking is on): after the `invokespecial <init>` that finishes an object
+//!   of a `new` site, `dup; push site; invokestatic HeapProxy.objectBuilt(Object, int)`, so that the
+//!   agent can tag the object with its site (see `constructed_objects`).
 
+use super::constructed_objects::constructed_objects;
 use super::heap_proxy::{push_int, Flavour, Probe};
 use super::ids::IdRegistry;
 use crate::attributes::debug_tables::{read_line_numbers, LineNumber};
@@ -33,6 +37,8 @@ pub fn is_array_allocation(opcode: u8) -> bool {
 pub struct SiteKinds {
     pub arrays: bool,
     pub objects: bool,
+    /// Objects are also handed over once constructed (live tracking); implies `objects`.
+    pub built_objects: bool,
 }
 
 impl SiteKinds {
@@ -68,6 +74,11 @@ pub fn plan(
         let lines = lines.get_or_insert_with(|| line_table(m));
         (insn.pc, line_at(lines, insn.pc))
     });
+    let built = if kinds.built_objects {
+        constructed_objects(m)?
+    } else {
+        Vec::new()
+    };
     let mut code = Vec::with_capacity(8);
     for k in 0..count {
         let insn = sites.next().expect("count sites");
@@ -75,6 +86,12 @@ pub fn plan(
         if insn.opcode == op::NEW {
             push_int(first + k, pool, &mut code)?;
             Probe::ObjectNew.call(flavour, pool, &mut code)?;
+            if let Ok(i) = built.binary_search_by_key(&insn.pc, |&(new_pc, _)| new_pc) {
+                let mut finished = vec![op::DUP];
+                push_int(first + k, pool, &mut finished)?;
+                Probe::ObjectBuilt.call(flavour, pool, &mut finished)?;
+                out.after(built[i].1, &finished);
+            }
         } else {
             code.push(op::DUP);
             push_int(first + k, pool, &mut code)?;

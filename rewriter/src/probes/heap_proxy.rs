@@ -35,6 +35,8 @@ pub enum Probe {
     MethodUnwind,
     /// `(int site)`: after each `new`, when the rules ask for object sites.
     ObjectNew,
+    /// `(Object, int site)`: after the constructor of an object of a `new` site, for live tracking.
+    ObjectBuilt,
 }
 
 impl Probe {
@@ -52,13 +54,15 @@ impl Probe {
             (Probe::MethodUnwind, Flavour::Native) => "methodUnwind",
             (Probe::ObjectNew, Flavour::Early) => "earlyObjectNew",
             (Probe::ObjectNew, Flavour::Native) => "objectNew",
+            (Probe::ObjectBuilt, Flavour::Early) => "earlyObjectBuilt",
+            (Probe::ObjectBuilt, Flavour::Native) => "objectBuilt",
         }
     }
 
     pub fn descriptor(self) -> &'static str {
         match self {
             Probe::ObjectAlloc => "(Ljava/lang/Object;)V",
-            Probe::ArrayAlloc => "(Ljava/lang/Object;I)V",
+            Probe::ArrayAlloc | Probe::ObjectBuilt => "(Ljava/lang/Object;I)V",
             Probe::MethodEnter | Probe::MethodExit | Probe::MethodUnwind | Probe::ObjectNew => "(I)V",
         }
     }
@@ -77,7 +81,7 @@ impl Probe {
         Ok(())
     }
 
-    /// The pool index of this probe's Methodref.
+    /// The pool index of this probe's Methodref, remembered in the memo slot numbered by the probe.
     pub fn methodref(self, flavour: Flavour, pool: &mut PoolBuilder<'_, '_>) -> Result<u16> {
         pool.memo(self as usize, |pool| {
             pool.new_methodref(PROXY_CLASS, self.method_name(flavour), self.descriptor())

@@ -8,14 +8,14 @@
 //! call. A forward data flow over the types, first state wins, is enough: verifiable code reaches every
 //! instruction with the same initialisation state on every path.
 
-use crate::bytecode::instructions::{branch_offset, read_switch, Instruction};
-use crate::bytecode::opcode::{self as op, Shape};
-use crate::classfile::access;
-use crate::edit::type_simulation::{step, Context, State};
-use std::borrow::Cow;
-
-use crate::attributes::stack_map::{initial_locals, ClassRef, VType};
+use crate::attributes::stack_map::{initial_locals, VType};
+use crate::bytecode::instructions::Instruction;
+use crate::bytecode::opcode as op;
 use crate::bytes::read_u2;
+use crate::classfile::access;
+use crate::descriptor::argument_slots;
+use crate::edit::type_flow::walk;
+use crate::edit::type_simulation::State;
 use crate::error::Result;
 use crate::rewrite::MethodView;
 
@@ -42,82 +42,21 @@ pub fn analyse_constructor(m: &MethodView<'_, '_>) -> Result<Initialization> {
         m.descriptor,
         is_static,
     )?;
-    let cx = Context {
-        pool: &class.pool,
-        this_class: class.name(),
-        code: m.code.code,
-        base: m.code.code_offset,
-    };
     let insns = m.insns;
-    let index_of = |pc: u32| insns.binary_search_by_key(&pc, |i| i.pc).ok();
-    // None: not reached yet; Some(true): reached with `this` initialised.
+    // None: not reached; Some(true): reached with `this` initialised.
     let mut initialised: Vec<Option<bool>> = vec![None; insns.len()];
-    // Each instruction is queued at most once: the first state to reach it is the one that counts.
-    let mut queued = vec![false; insns.len()];
-    queued[0] = true;
     let mut calls = Vec::new();
-    let mut work: Vec<(usize, State<'_>)> = vec![(0, State::from_frame(&initial, &[]))];
-    while let Some((mut i, mut state)) = work.pop() {
-        while i < insns.len() && initialised[i].is_none() {
-            let insn = insns[i];
-            let uninitialised = state.locals.contains(&VType::UninitializedThis);
-            initialised[i] = Some(!uninitialised);
-            for h in &m.code.exception_table {
-                if (h.start_pc as u32..h.end_pc as u32).contains(&insn.pc) {
-                    match index_of(h.handler_pc as u32) {
-                        Some(k) if !queued[k] => {
-                            queued[k] = true;
-                            let mut s = state.clone();
-                            s.stack.clear();
-                            s.stack.push(throwable());
-                            work.push((k, s));
-                        }
-                        _ => {}
-                    }
-                }
-            }
-            // Stepped in place: the state is cloned only where control splits.
-            let before_jsr = matches!(insn.opcode, op::JSR | op::JSR_W).then(|| state.clone());
-            match insn.opcode {
-                // The return address is a reference-like word; its exact type does not matter here.
-                op::JSR | op::JSR_W => state.stack.push(VType::Null),
-                op::ATHROW | op::RET => {}
-                o if op::is_return(o) => {}
-                _ => step(&cx, &mut state, insn)?,
-            }
-            if uninitialised
-                && insn.opcode == op::INVOKESPECIAL
-                && !state.locals.contains(&VType::UninitializedThis)
-            {
-                calls.push(insn.pc);
-            }
-            if matches!(
-                op::shape(insn.opcode),
-                Shape::Branch16 | Shape::Branch32 | Shape::TableSwitch | Shape::LookupSwitch
-            ) {
-                for target in targets(m.code.code, insn) {
-                    match index_of(target) {
-                        Some(k) if !queued[k] => {
-                            queued[k] = true;
-                            work.push((k, state.clone()));
-                        }
-                        _ => {}
-                    }
-                }
-            }
-            if op::ends_flow(insn.opcode) {
-                break;
-            }
-            // A subroutine returns to the instruction after its jsr with the caller's state.
-            if let Some(s) = before_jsr {
-                state = s;
-            }
-            if i + 1 < insns.len() {
-                queued[i + 1] = true;
-            }
-            i += 1;
+    walk(m, State::from_frame(&initial, &[]), |i, state| {
+        let uninitialised = state.locals.contains(&VType::UninitializedThis);
+        initialised[i] = Some(!uninitialised);
+        let insn = insns[i];
+        if uninitialised
+            && insn.opcode == op::INVOKESPECIAL
+            && receiver(m, insn, state) == Some(&VType::UninitializedThis)
+        {
+            calls.push(insn.pc);
         }
-    }
+    })?;
     let mut ranges: Vec<(u32, u32)> = Vec::new();
     for (k, insn) in insns.iter().enumerate() {
         if initialised[k] != Some(true) {
@@ -132,13 +71,6 @@ pub fn analyse_constructor(m: &MethodView<'_, '_>) -> Result<Initialization> {
     calls.sort_unstable();
     calls.dedup();
     Ok(Initialization { calls, ranges })
-}
-
-fn throwable<'a>() -> VType<'a> {
-    VType::Object(ClassRef {
-        name: Cow::Borrowed(b"java/lang/Throwable"),
-        index: 0,
-    })
 }
 
 /// The shape javac gives most constructors: `aload_0; invokespecial <init>()V` first, and no handler
@@ -162,18 +94,13 @@ fn plain_super_call(m: &MethodView<'_, '_>) -> Option<Initialization> {
     })
 }
 
-/// Branch and switch targets of one instruction, as absolute offsets.
-fn targets(code: &[u8], insn: Instruction) -> Vec<u32> {
-    let at = |offset: i32| (insn.pc as i64 + offset as i64) as u32;
-    match op::shape(insn.opcode) {
-        Shape::Branch16 | Shape::Branch32 => vec![at(branch_offset(code, insn))],
-        Shape::TableSwitch | Shape::LookupSwitch => {
-            let s = read_switch(code, insn.pc);
-            std::iter::once(s.default)
-                .chain(s.cases.iter().map(|c| c.1))
-                .map(at)
-                .collect()
-        }
-        _ => Vec::new(),
-    }
+/// The object an `invokespecial` at `insn` is called on, from the stack before it.
+pub fn receiver<'s, 'a>(
+    m: &MethodView<'_, 'a>,
+    insn: Instruction,
+    state: &'s State<'a>,
+) -> Option<&'s VType<'a>> {
+    let (_, _, descriptor) = m.class.pool.member_ref(read_u2(m.code.code, insn.pc as usize + 1)).ok()?;
+    let words = argument_slots(descriptor).ok()? as usize;
+    state.stack.iter().rev().nth(words)
 }

@@ -39,9 +39,11 @@ impl MethodEdit for Instrumenter<'_> {
         {
             object_alloc::plan(self.flavour, pool, out)?;
         }
+        let objects = self.selection.object_sites(class, m.name, m.descriptor);
         let kinds = SiteKinds {
             arrays: self.selection.arrays(class, m.name, m.descriptor),
-            objects: self.selection.object_sites(class, m.name, m.descriptor),
+            objects,
+            built_objects: objects && self.selection.live_objects(),
         };
         let sites = kinds.any() && m.insns.iter().any(|i| kinds.includes(i.opcode));
         let methods = method_probes_forbidden(class, m.name).is_none()

@@ -2,6 +2,7 @@
 //! function; [`Instrumenter`] runs the ones a [`Selection`] asks for.
 
 pub mod allocation_sites;
+pub mod constructed_objects;
 pub mod exclusions;
 pub mod heap_proxy;
 pub mod ids;

@@ -19,6 +19,12 @@ pub trait Selection: Send + Sync {
         false
     }
 
+    /// Whether each object built at an object site is passed, once constructed, to
+    /// `HeapProxy.objectBuilt(Object, int)`, so that live tracking knows its site.
+    fn live_objects(&self) -> bool {
+        false
+    }
+
     /// Whether this method gets entry/exit probes. `access` is the method's access flags, so that
     /// bridge and synthetic methods can be told apart.
     fn methods(&self, class: &[u8], method: &[u8], descriptor: &[u8], access: u16) -> bool;

@@ -37,7 +37,10 @@ public final class HeapProxy {
     /** Frames per allocation site: 0 per class only, 1 the allocating frame (a static site), more: a stack walk. */
     private static int depth;
 
-    /** Tag every liveEvery-th instance of each class (0: no live tracking). */
+    /**
+     * Tag one object in liveEvery for live tracking (0: off, 1: every object). With sites (depth > 0) the
+     * sample is taken per site and the tag names the site; at depth 0 per class, naming the class.
+     */
     private static int liveEvery;
 
     // Classes by identity hash, open addressing. A slot is claimed once with a CAS and never freed.
@@ -48,6 +51,7 @@ public final class HeapProxy {
     // Allocation sites (`new` and array instructions) by the rewriter's site id.
     private static long[] siteCount;
     private static long[] siteBytes;
+    private static long[] siteBuilt;      // objects finished per `new` site: the live sample's counter
 
     // Method counters by the rewriter's method id.
     private static long[] enters;
@@ -80,6 +84,7 @@ public final class HeapProxy {
         arrayBytes = new long[classSlots];
         siteCount = new long[maxSites];
         siteBytes = new long[maxSites];
+        siteBuilt = new long[sampleLive > 0 && stackDepth > 0 ? maxSites : 1];
         enters = new long[maxMethods];
         exits = new long[maxMethods];
         unwinds = new long[maxMethods];
@@ -94,6 +99,7 @@ public final class HeapProxy {
     public static void earlyObjectAlloc(Object o) { if (engaged) objectAlloc(o); }
     public static void earlyArrayAlloc(Object a, int site) { if (engaged) arrayAlloc(a, site); }
     public static void earlyObjectNew(int site) { if (engaged) objectNew(site); }
+    public static void earlyObjectBuilt(Object o, int site) { if (engaged) objectBuilt(o, site); }
     public static void earlyMethodEnter(int id) { if (engaged) methodEnter(id); }
     public static void earlyMethodExit(int id) { if (engaged) methodExit(id); }
     public static void earlyMethodUnwind(int id) { if (engaged) methodUnwind(id); }
@@ -104,7 +110,16 @@ public final class HeapProxy {
         int slot = slot(o);
         if (slot < 0) return;
         long before = add(instances, slot, 1);
-        if (liveEvery > 0 && sampled(before)) tag(o, slot);
+        if (liveEvery > 0 && depth == 0 && sampled(before)) tag(o, slot);
+    }
+
+    /** An object of a `new` site, its constructor finished: sampled for live tracking by site. */
+    public static void objectBuilt(Object o, int site) {
+        if (site > 0 && site < siteBuilt.length) {
+            if (sampled(add(siteBuilt, site, 1))) tagSite(o, site);
+        } else {
+            add1Dropped();
+        }
     }
 
     /** After a `new` at `site`: its bytes are the class's instance size times the count, in the report. */
@@ -118,8 +133,9 @@ public final class HeapProxy {
     }
 
     public static void arrayAlloc(Object a, int site) {
-        long size = countArray(a);
-        if (site > 0 && site < siteCount.length) {
+        boolean known = site > 0 && site < siteCount.length;
+        long size = countArray(a, known ? site : 0);
+        if (known) {
             add(siteCount, site, 1);
             add(siteBytes, site, size);
         } else {
@@ -136,8 +152,10 @@ public final class HeapProxy {
 
     /** A class seen for the first time: the agent records its instance size. */
     private static native void classSeen(int slot, Object instance);
-    /** Tags an object sampled for live tracking with its class slot. */
+    /** Tags an object sampled for live tracking with its class slot (depth 0). */
     private static native void tag(Object o, int slot);
+    /** Tags an object or array sampled for live tracking with its allocation site (depth > 0). */
+    private static native void tagSite(Object o, int site);
     /** Records the current stack for an allocation at `site` (bytes: arrays only, objects are sized later). */
     private static native void siteStack(int site, long bytes);
 
@@ -164,18 +182,24 @@ public final class HeapProxy {
         add(dropped, 0, 1);
     }
 
-    /** Counts an array and, for multianewarray, the sub-arrays it already holds; returns the outer array's bytes. */
-    private static long countArray(Object a) {
+    /**
+     * Counts an array and, for multianewarray, the sub-arrays it already holds (allocated at the same site);
+     * returns the outer array's bytes. Live samples are taken per class, or per site when there are sites.
+     */
+    private static long countArray(Object a, int site) {
         int slot = slot(a);
         long size = arraySize(a);
         if (slot >= 0) {
             long before = add(instances, slot, 1);
             add(arrayBytes, slot, size);
-            if (liveEvery > 0 && sampled(before)) tag(a, slot);
+            if (liveEvery > 0 && sampled(before)) {
+                if (depth == 0) tag(a, slot);
+                else if (site > 0) tagSite(a, site);
+            }
         }
         if (a instanceof Object[] outer && holdsArrays(outer)) {
             for (Object inner : outer) {
-                if (inner != null) countArray(inner);
+                if (inner != null) countArray(inner, site);
             }
         }
         return size;

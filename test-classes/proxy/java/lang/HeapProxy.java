@@ -31,6 +31,7 @@ public final class HeapProxy {
     private static final long[] exits = new long[MAX_IDS];
     private static final long[] unwinds = new long[MAX_IDS];
     private static final long[] sites = new long[MAX_IDS];
+    private static final long[] built = new long[MAX_IDS];
     private static long dropped;
 
     // ---- the probes, both flavours (the test proxy has no natives, so they behave the same)
@@ -41,6 +42,7 @@ public final class HeapProxy {
     public static void earlyMethodExit(int id) { methodExit(id); }
     public static void earlyMethodUnwind(int id) { methodUnwind(id); }
     public static void earlyObjectNew(int site) { objectNew(site); }
+    public static void earlyObjectBuilt(Object o, int site) { objectBuilt(o, site); }
 
     public static synchronized void objectAlloc(Object o) {
         if (ready) countInstance(o.getClass());
@@ -56,6 +58,13 @@ public final class HeapProxy {
     public static synchronized void objectNew(int site) {
         if (!ready) return;
         if (site > 0 && site < MAX_IDS) sites[site]++; else dropped++;
+    }
+
+    /** After the constructor of an object from a `new` site (live tracking): counted per site. */
+    public static synchronized void objectBuilt(Object o, int site) {
+        if (!ready) return;
+        if (o == null) throw new AssertionError("objectBuilt(null)");
+        if (site > 0 && site < MAX_IDS) built[site]++; else dropped++;
     }
 
     public static synchronized void methodEnter(int id) {
@@ -82,11 +91,12 @@ public final class HeapProxy {
     public static synchronized long exits(int id) { return id > 0 && id < MAX_IDS ? exits[id] : 0; }
     public static synchronized long unwinds(int id) { return id > 0 && id < MAX_IDS ? unwinds[id] : 0; }
     public static synchronized long site(int id) { return id > 0 && id < MAX_IDS ? sites[id] : 0; }
+    public static synchronized long built(int id) { return id > 0 && id < MAX_IDS ? built[id] : 0; }
     public static synchronized long dropped() { return dropped; }
 
     public static synchronized void reset() {
         for (int i = 0; i < CLASS_SLOTS; i++) { instances[i] = 0; }
-        for (int i = 0; i < MAX_IDS; i++) { enters[i] = 0; exits[i] = 0; unwinds[i] = 0; sites[i] = 0; }
+        for (int i = 0; i < MAX_IDS; i++) { enters[i] = 0; exits[i] = 0; unwinds[i] = 0; sites[i] = 0; built[i] = 0; }
         dropped = 0;
         ready = true;
     }
