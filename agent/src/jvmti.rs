@@ -30,6 +30,7 @@ pub mod event {
     pub const GARBAGE_COLLECTION_START: u32 = 81;
     pub const GARBAGE_COLLECTION_FINISH: u32 = 82;
     pub const OBJECT_FREE: u32 = 83;
+    pub const VM_OBJECT_ALLOC: u32 = 84;
 }
 
 /// Capability bits, in the order of `jvmtiCapabilities` (bit 0 of the first word first).
@@ -40,6 +41,7 @@ pub mod capability {
     pub const GENERATE_ALL_CLASS_HOOK_EVENTS: u32 = 26;
     pub const GENERATE_GARBAGE_COLLECTION_EVENTS: u32 = 31;
     pub const GENERATE_OBJECT_FREE_EVENTS: u32 = 32;
+    pub const GENERATE_VM_OBJECT_ALLOC_EVENTS: u32 = 29;
     pub const GENERATE_EARLY_VMSTART: u32 = 41;
     pub const GENERATE_EARLY_CLASS_HOOK_EVENTS: u32 = 42;
 
@@ -51,6 +53,7 @@ pub mod capability {
             GENERATE_ALL_CLASS_HOOK_EVENTS => "can_generate_all_class_hook_events",
             GENERATE_GARBAGE_COLLECTION_EVENTS => "can_generate_garbage_collection_events",
             GENERATE_OBJECT_FREE_EVENTS => "can_generate_object_free_events",
+            GENERATE_VM_OBJECT_ALLOC_EVENTS => "can_generate_vm_object_alloc_events",
             GENERATE_EARLY_VMSTART => "can_generate_early_vmstart",
             GENERATE_EARLY_CLASS_HOOK_EVENTS => "can_generate_early_class_hook_events",
             _ => "capability",
@@ -119,6 +122,8 @@ pub type ClassFileLoadHookFn = unsafe extern "system" fn(
 );
 pub type GcFn = unsafe extern "system" fn(Env);
 pub type ObjectFreeFn = unsafe extern "system" fn(Env, jlong);
+pub type VmObjectAllocFn =
+    unsafe extern "system" fn(Env, *mut JNIEnv, jthread, jobject, jclass, jlong);
 
 /// `jvmtiEventCallbacks`: one slot per event number from 50 (VM_INIT) to 86.
 #[repr(C)]

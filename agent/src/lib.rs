@@ -18,6 +18,7 @@ pub mod natives;
 pub mod options;
 pub mod report;
 pub mod stacks;
+pub mod vm_allocations;
 pub mod state;
 
 use std::ffi::{c_char, c_void, CStr};
@@ -106,6 +107,12 @@ unsafe fn load(vm: *mut JavaVM, options: &str) -> Result<(), String> {
     } else {
         &[]
     };
+    let counting = rules.objects() || rules.arrays();
+    let vm_alloc_caps: &[u32] = if counting {
+        &[capability::GENERATE_VM_OBJECT_ALLOC_EVENTS]
+    } else {
+        &[]
+    };
     let wanted = [
         capability::GENERATE_ALL_CLASS_HOOK_EVENTS,
         capability::GENERATE_EARLY_CLASS_HOOK_EVENTS,
@@ -116,7 +123,7 @@ unsafe fn load(vm: *mut JavaVM, options: &str) -> Result<(), String> {
     ];
     let potential = jvmti.potential_capabilities();
     let mut caps = Capabilities::default();
-    for &bit in wanted.iter().chain(live_caps) {
+    for &bit in wanted.iter().chain(live_caps).chain(vm_alloc_caps) {
         if !potential.has(bit) {
             return Err(format!(
                 "this VM does not offer the JVMTI capability {}",
@@ -142,6 +149,7 @@ unsafe fn load(vm: *mut JavaVM, options: &str) -> Result<(), String> {
         instance_sizes: Default::default(),
         stacks: Default::default(),
         early_probes: Default::default(),
+        vm_allocators: Default::default(),
         failed: Default::default(),
         gc: Default::default(),
     });
@@ -156,6 +164,10 @@ unsafe fn load(vm: *mut JavaVM, options: &str) -> Result<(), String> {
     callbacks.set(event::GARBAGE_COLLECTION_START, gc_start as jvmti::GcFn);
     callbacks.set(event::GARBAGE_COLLECTION_FINISH, gc_finish as jvmti::GcFn);
     callbacks.set(event::OBJECT_FREE, object_free as jvmti::ObjectFreeFn);
+    callbacks.set(
+        event::VM_OBJECT_ALLOC,
+        vm_allocations::vm_object_alloc as jvmti::VmObjectAllocFn,
+    );
     if jvmti.set_event_callbacks(&callbacks) != jvmti::ERROR_NONE {
         return Err("SetEventCallbacks failed".into());
     }
@@ -163,6 +175,11 @@ unsafe fn load(vm: *mut JavaVM, options: &str) -> Result<(), String> {
         && jvmti.set_event_notification_mode(event::OBJECT_FREE, ENABLE) != jvmti::ERROR_NONE
     {
         return Err("cannot enable the JVMTI OBJECT_FREE event".into());
+    }
+    if counting
+        && jvmti.set_event_notification_mode(event::VM_OBJECT_ALLOC, ENABLE) != jvmti::ERROR_NONE
+    {
+        return Err("cannot enable the JVMTI VM_OBJECT_ALLOC event".into());
     }
     for e in [
         event::VM_START,
@@ -245,6 +262,7 @@ unsafe extern "system" fn vm_init(_jvmti: Env, env: *mut JNIEnv, _thread: jthrea
             },
         ];
         if jni.call_static_void(proxy.0, engage, &args) {
+            a.vm_allocators.resolve(jni, proxy.0);
             a.engaged.store(true, Ordering::Release);
         } else {
             eprintln!("instr: HeapProxy.engage failed; nothing will be counted");

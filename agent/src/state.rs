@@ -28,6 +28,7 @@ pub struct Agent {
     pub stacks: Stacks,
     /// jmethodIDs of HeapProxy's Early wrappers of the site probes: a frame a stack walk skips.
     pub early_probes: [AtomicUsize; 2],
+    pub vm_allocators: crate::vm_allocations::VmAllocators,
     /// Classes whose rewrite failed, so each is reported once.
     pub failed: Mutex<HashSet<String>>,
     pub gc: GcStats,

@@ -1,6 +1,7 @@
 // Exactly known allocations for the agent tests (tests/agent.rs): N objects of a class, arrays of every
 // kind including multi-dimensional, allocations from 8 threads, in a static initialiser, and through
-// reflection and MethodHandles. Prints nothing that depends on the agent; the test reads the JSON report.
+// reflection and MethodHandles, and objects the VM allocates itself (clone, Unsafe.allocateInstance,
+// Array.newInstance). Prints nothing that depends on the agent; the test reads the JSON report.
 import java.lang.invoke.MethodHandle;
 import java.lang.invoke.MethodHandles;
 import java.lang.invoke.MethodType;
@@ -11,6 +12,10 @@ public class AllocCounts {
     static class Reflected { }
     static class Handled { }
     static class FromStatic { }
+    static class Cloned implements Cloneable {
+        Cloned copy() throws CloneNotSupportedException { return (Cloned) clone(); }
+    }
+    static class Unsafed { }
 
     static class Holder {
         static final Object[] made = new Object[3];
@@ -46,6 +51,18 @@ public class AllocCounts {
         for (int i = 0; i < 50; i++) sink = Reflected.class.getDeclaredConstructor().newInstance();
         MethodHandle ctor = MethodHandles.lookup().findConstructor(Handled.class, MethodType.methodType(void.class));
         for (int i = 0; i < 60; i++) sink = (Handled) ctor.invoke();
+
+        // Allocated by the VM without the watched bytecode (VMObjectAlloc).
+        Cloned proto = new Cloned();
+        for (int i = 0; i < 70; i++) sink = proto.copy();                        // 1 + 70 Cloned
+        Reflected[] protoArray = new Reflected[4];
+        for (int i = 0; i < 40; i++) sink = protoArray.clone();                  // 1 + 40 Reflected[]
+        for (int i = 0; i < 90; i++) sink = java.lang.reflect.Array.newInstance(Handled.class, 2); // 90 Handled[]
+        sink = java.lang.reflect.Array.newInstance(Unsafed.class, 2, 3);        // 1 Unsafed[][] + 2 Unsafed[]
+        java.lang.reflect.Field f = sun.misc.Unsafe.class.getDeclaredField("theUnsafe");
+        f.setAccessible(true);
+        sun.misc.Unsafe unsafe = (sun.misc.Unsafe) f.get(null);
+        for (int i = 0; i < 80; i++) sink = unsafe.allocateInstance(Unsafed.class); // not reported by HotSpot
         System.out.println("done");
     }
 }

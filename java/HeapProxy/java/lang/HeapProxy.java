@@ -113,6 +113,20 @@ public final class HeapProxy {
         if (liveEvery > 0 && depth == 0 && sampled(before)) tag(o, slot);
     }
 
+    /**
+     * An object or array the VM allocated outside the watched bytecode (VMObjectAlloc: clone,
+     * Unsafe.allocateInstance, Array.newInstance, JNI). `what`: 1 count it if it is an array, 2 count it if
+     * it is an instance (the agent passes 2 only when no constructor can run for it).
+     */
+    static void vmAlloc(Object o, int what) {
+        if (o.getClass().isArray()) {
+            // The VM reports each sub-array of a multi-dimensional array itself: no walk here.
+            if ((what & 1) != 0) countOneArray(o, 0);
+        } else if ((what & 2) != 0) {
+            objectAlloc(o);
+        }
+    }
+
     /** An object of a `new` site, its constructor finished: sampled for live tracking by site. */
     public static void objectBuilt(Object o, int site) {
         if (site > 0 && site < siteBuilt.length) {
@@ -184,9 +198,20 @@ public final class HeapProxy {
 
     /**
      * Counts an array and, for multianewarray, the sub-arrays it already holds (allocated at the same site);
-     * returns the outer array's bytes. Live samples are taken per class, or per site when there are sites.
+     * returns the outer array's bytes.
      */
     private static long countArray(Object a, int site) {
+        long size = countOneArray(a, site);
+        if (a instanceof Object[] outer && holdsArrays(outer)) {
+            for (Object inner : outer) {
+                if (inner != null) countArray(inner, site);
+            }
+        }
+        return size;
+    }
+
+    /** Counts one array; live samples are taken per class, or per site when there are sites. */
+    private static long countOneArray(Object a, int site) {
         int slot = slot(a);
         long size = arraySize(a);
         if (slot >= 0) {
@@ -195,11 +220,6 @@ public final class HeapProxy {
             if (liveEvery > 0 && sampled(before)) {
                 if (depth == 0) tag(a, slot);
                 else if (site > 0) tagSite(a, site);
-            }
-        }
-        if (a instanceof Object[] outer && holdsArrays(outer)) {
-            for (Object inner : outer) {
-                if (inner != null) countArray(inner, site);
             }
         }
         return size;

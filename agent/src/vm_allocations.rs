@@ -1,0 +1,98 @@
+//! Objects the VM allocates without the bytecode the probes watch: `Object.clone()`,
+//! `java.lang.reflect.Array.newInstance`, JNI `AllocObject`/`New*Array`, and the arrays the VM makes
+//! for reflection. JVMTI reports them with VMObjectAlloc, on the allocating thread, where JNI may be
+//! used; each is handed to `HeapProxy.vmAlloc`, which counts it like any other object or array.
+//!
+//! VMObjectAlloc also fires for allocations whose constructor then runs (JNI `NewObject`, reflective
+//! `newInstance` on JDK 17, exceptions the VM creates), and those already reach `Object.<init>`. So an
+//! instance counts here only when the allocating call cannot run a constructor: the top frame is
+//! `Object.clone`. Arrays never run a constructor and always count. Not counted, and documented in
+//! docs/REPORTS.md ("What is counted"): JNI `AllocObject` from an application's own native method
+//! (this rule cannot tell it from `NewObject`), and `Unsafe.allocateInstance`: JDK 17 does not report
+//! it, and on JDK 25 java.lang.invoke and reflection call it and then run the constructor, so counting
+//! it would count those objects twice.
+
+// Object handles are opaque and only passed back to the VM (see jni.rs).
+#![allow(clippy::not_unsafe_ptr_arg_deref)]
+use std::panic::{catch_unwind, AssertUnwindSafe};
+use std::sync::atomic::{AtomicUsize, Ordering};
+
+use jni_sys::{jclass, jlong, jobject, jvalue, JNIEnv};
+
+use crate::jni::Jni;
+use crate::jvmti::{jthread, Env, FrameInfo};
+use crate::state::{agent, Agent};
+
+/// jmethodIDs of `Object.clone` and of `HeapProxy.vmAlloc`, found at VM_INIT.
+#[derive(Default)]
+pub struct VmAllocators {
+    clone: AtomicUsize,
+    vm_alloc: AtomicUsize,
+    /// The HeapProxy class (a global reference), read without the agent's lock on every event.
+    proxy: AtomicUsize,
+}
+
+/// What `HeapProxy.vmAlloc` may count, as its `what` argument: arrays, and instances allocated without a
+/// constructor.
+const COUNT_ARRAY: i32 = 1;
+const COUNT_INSTANCE: i32 = 2;
+
+impl VmAllocators {
+    /// Looks the methods up; until this has run, VMObjectAlloc events are ignored.
+    pub fn resolve(&self, jni: Jni, proxy: jclass) {
+        let find = |class: &str, name: &str, sig: &str| {
+            let c = jni.find_class(class)?;
+            let m = jni.method(c, name, sig);
+            jni.delete_local(c);
+            m
+        };
+        if let Some(m) = find("java/lang/Object", "clone", "()Ljava/lang/Object;") {
+            self.clone.store(m as usize, Ordering::Relaxed);
+        }
+        if let Some(m) = jni.static_method(proxy, "vmAlloc", "(Ljava/lang/Object;I)V") {
+            self.proxy.store(proxy as usize, Ordering::Relaxed);
+            self.vm_alloc.store(m as usize, Ordering::Release);
+        }
+    }
+
+    /// Whether the object being reported was made by `Object.clone`, which runs no constructor.
+    fn cloned(&self, a: &Agent) -> bool {
+        let mut top = [FrameInfo {
+            method: std::ptr::null_mut(),
+            location: 0,
+        }];
+        a.jvmti.stack_trace(0, &mut top) == 1
+            && top[0].method as usize == self.clone.load(Ordering::Relaxed)
+    }
+}
+
+pub unsafe extern "system" fn vm_object_alloc(
+    _jvmti: Env,
+    env: *mut JNIEnv,
+    _thread: jthread,
+    object: jobject,
+    _class: jclass,
+    _size: jlong,
+) {
+    let _ = catch_unwind(AssertUnwindSafe(|| {
+        let Some(a) = agent() else { return };
+        if !a.engaged.load(Ordering::Acquire) {
+            return;
+        }
+        let v = &a.vm_allocators;
+        let vm_alloc = v.vm_alloc.load(Ordering::Acquire);
+        if vm_alloc == 0 {
+            return;
+        }
+        let mut what = 0;
+        if a.rules.arrays() {
+            what |= COUNT_ARRAY;
+        }
+        if a.rules.objects() && v.cloned(a) {
+            what |= COUNT_INSTANCE;
+        }
+        let args = [jvalue { l: object }, jvalue { i: what }];
+        let proxy = v.proxy.load(Ordering::Relaxed) as jclass;
+        Jni(env).call_static_void(proxy, vm_alloc as jni_sys::jmethodID, &args);
+    }));
+}
