@@ -66,6 +66,10 @@ impl VmAllocators {
     }
 }
 
+/// JVMTI VMObjectAlloc callback.
+///
+/// # Safety
+/// Called by the VM with valid JNI and object handles, on the allocating thread.
 pub unsafe extern "system" fn vm_object_alloc(
     _jvmti: Env,
     env: *mut JNIEnv,
