@@ -140,6 +140,42 @@ fn class_counts_are_exact_in_every_execution_mode() {
     }
 }
 
+/// Objects made by native code: JNI AllocObject (no constructor: counted through the agent's JNI
+/// function-table wrapper) and NewObject (counted by Object.<init>), each exactly once.
+#[test]
+fn jni_allocations_are_counted_once() {
+    for jdk in jdks() {
+        let classes = compile_agent_programs(&jdk);
+        let lib_dir = scratch(&format!("jni-alloc-lib-{}", jdk.key()));
+        let mut cc = Command::new("gcc");
+        cc.args(["-shared", "-fPIC", "-O1", "-o"])
+            .arg(lib_dir.join("libjnialloc.so"))
+            .arg(format!("-I{}", jdk.home.join("include").display()))
+            .arg(format!("-I{}", jdk.home.join("include/linux").display()))
+            .arg(workspace().join("test-classes/agent-native/jni_alloc.c"));
+        check("gcc jni_alloc.c", &run(&mut cc));
+        let library_path = format!("-Djava.library.path={}", lib_dir.display());
+        for (mode, flags) in MODES {
+            let dir = scratch(&format!("jni-alloc-{}-{mode}", jdk.key()));
+            let prefix = dir.join("out");
+            let mut jvm_flags = flags.to_vec();
+            jvm_flags.push(&library_path);
+            let out = run_with_agent(
+                &jdk,
+                &format!("file={},depth=0", prefix.display()),
+                &jvm_flags,
+                &classes,
+                "JniAlloc",
+            );
+            check(&format!("[{}] {mode} JniAlloc", jdk.version), &out);
+            let r: Value =
+                serde_json::from_str(&fs::read_to_string(dir.join("out.json")).unwrap()).unwrap();
+            assert_eq!(class_count(&r, "JniAlloc$ByAllocObject"), 30, "[{}] {mode}", jdk.version);
+            assert_eq!(class_count(&r, "JniAlloc$ByNewObject"), 20, "[{}] {mode}", jdk.version);
+        }
+    }
+}
+
 /// The allocation sites of AllocCounts at depth 3: (class allocated, top frame method, line, count).
 #[test]
 fn sites_are_exact_with_stacks() {

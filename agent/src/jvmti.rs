@@ -250,6 +250,32 @@ impl Jvmti {
         call!(self, 133, fn(*mut jint), &mut phase);
         phase
     }
+    /// A copy of the JNI function table the VM uses now.
+    pub fn jni_function_table(&self) -> Option<jni_sys::JNINativeInterface_> {
+        let mut table: *mut jni_sys::JNINativeInterface_ = ptr::null_mut();
+        let e = call!(
+            self,
+            121,
+            fn(*mut *mut jni_sys::JNINativeInterface_),
+            &mut table
+        );
+        if e != ERROR_NONE || table.is_null() {
+            return None;
+        }
+        // SAFETY: JVMTI returned a valid table it allocated; it is copied, then freed.
+        let copy = unsafe { ptr::read(table) };
+        self.deallocate(table as *mut u8);
+        Some(copy)
+    }
+    /// Makes the VM use `table` for JNI calls from now on (the VM copies it).
+    pub fn set_jni_function_table(&self, table: &jni_sys::JNINativeInterface_) -> JvmtiError {
+        call!(
+            self,
+            120,
+            fn(*const jni_sys::JNINativeInterface_),
+            table as *const _
+        )
+    }
     /// Frames of the current thread from `start`, into `frames`; returns how many were filled.
     pub fn stack_trace(&self, start: jint, frames: &mut [FrameInfo]) -> usize {
         let mut count: jint = 0;

@@ -263,6 +263,7 @@ unsafe extern "system" fn vm_init(_jvmti: Env, env: *mut JNIEnv, _thread: jthrea
         ];
         if jni.call_static_void(proxy.0, engage, &args) {
             a.vm_allocators.resolve(jni, proxy.0);
+            vm_allocations::hook_alloc_object(a);
             a.engaged.store(true, Ordering::Release);
         } else {
             eprintln!("instr: HeapProxy.engage failed; nothing will be counted");

@@ -100,3 +100,50 @@ pub unsafe extern "system" fn vm_object_alloc(
         Jni(env).call_static_void(proxy, vm_alloc as jni_sys::jmethodID, &args);
     }));
 }
+
+/// The VM's own `AllocObject`, replaced in the JNI function table by [`alloc_object`].
+static ORIGINAL_ALLOC_OBJECT: AtomicUsize = AtomicUsize::new(0);
+
+type AllocObjectFn = unsafe extern "system" fn(*mut JNIEnv, jclass) -> jobject;
+
+/// Wraps JNI `AllocObject` so that objects made by native code without a constructor are counted.
+/// Called at VM_INIT, once `HeapProxy.vmAlloc` is resolved.
+pub fn hook_alloc_object(a: &Agent) {
+    if !a.rules.objects() {
+        return;
+    }
+    let Some(mut table) = a.jvmti.jni_function_table() else {
+        return;
+    };
+    let Some(original) = table.AllocObject else {
+        return;
+    };
+    ORIGINAL_ALLOC_OBJECT.store(original as usize, Ordering::Release);
+    table.AllocObject = Some(alloc_object);
+    if a.jvmti.set_jni_function_table(&table) != crate::jvmti::ERROR_NONE {
+        eprintln!("instr: cannot wrap JNI AllocObject; objects it makes are not counted");
+    }
+}
+
+unsafe extern "system" fn alloc_object(env: *mut JNIEnv, class: jclass) -> jobject {
+    // SAFETY: stored by hook_alloc_object before this function was installed, never changed after.
+    let original: AllocObjectFn =
+        unsafe { std::mem::transmute(ORIGINAL_ALLOC_OBJECT.load(Ordering::Acquire)) };
+    let object = unsafe { original(env, class) };
+    if !object.is_null() {
+        let _ = catch_unwind(AssertUnwindSafe(|| count_instance(env, object)));
+    }
+    object
+}
+
+fn count_instance(env: *mut JNIEnv, object: jobject) {
+    let Some(a) = agent() else { return };
+    let v = &a.vm_allocators;
+    let vm_alloc = v.vm_alloc.load(Ordering::Acquire);
+    if vm_alloc == 0 || !a.engaged.load(Ordering::Acquire) {
+        return;
+    }
+    let args = [jvalue { l: object }, jvalue { i: COUNT_INSTANCE }];
+    let proxy = v.proxy.load(Ordering::Relaxed) as jclass;
+    Jni(env).call_static_void(proxy, vm_alloc as jni_sys::jmethodID, &args);
+}
