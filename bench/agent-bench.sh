@@ -3,13 +3,14 @@
 #   bench/agent-bench.sh [-n RUNS] [-m MODES] [WORKLOAD...]
 # For each workload (default: all of ../shared/workloads) and each mode, RUNS runs interleaved with RUNS
 # runs without any agent; prints the median wall seconds, the ratio to no agent, and the geometric mean
-# of the ratios per mode. Modes (default "empty count live jfr"; "depth1" and "depth8" walk a stack per
-# object and take minutes per workload):
+# of the ratios per mode. Modes (default "empty count depth1 live live1 jfr"; "depth8" walks a stack per
+# allocation and takes minutes per workload):
 #   empty   agent loaded, rules select nothing (rules/empty.yaml)
 #   count   rules/default.yaml, depth 0: exact per-class and per-array-site counts
-#   depth1  rules/default.yaml, depth 1: plus the allocating frame of every object
+#   depth1  rules/default.yaml, depth 1: plus every object's static allocation site (no stack walk)
 #   depth8  rules/default.yaml, depth 8
-#   live    rules/default.yaml, depth 0, live objects sampled 1 in 100
+#   live    rules/default.yaml, depth 0, live objects sampled 1 in 100 per class
+#   live1   rules/default.yaml, depth 1, live objects sampled 1 in 100 per site
 #   jfr     no agent; -XX:StartFlightRecording with settings=profile (allocation sampling on)
 # Build first: cargo build --release -p instr-agent. It is a benchmark, not a test: it asserts nothing.
 set -uo pipefail
@@ -17,7 +18,7 @@ cd "$(dirname "$0")/.."
 ROOT=$PWD
 KIT=${INSTR_WORKLOADS:-$ROOT/../shared/workloads}
 LIB=$ROOT/target/release/libinstr.so
-N=3; MODES="empty count live jfr"
+N=3; MODES="empty count depth1 live live1 jfr"
 while getopts "n:m:" o; do case $o in n) N=$OPTARG;; m) MODES=$OPTARG;; *) exit 2;; esac; done
 shift $((OPTIND - 1))
 NAMES=${*:-h2 lucene xalan fop sunflow javac}
@@ -31,6 +32,7 @@ opts() {
     depth1) echo "-agentpath:$LIB=rules=$ROOT/rules/default.yaml,file=$OUT/r-%p,depth=1" ;;
     depth8) echo "-agentpath:$LIB=rules=$ROOT/rules/default.yaml,file=$OUT/r-%p,depth=8" ;;
     live)   echo "-agentpath:$LIB=rules=$ROOT/rules/default.yaml,file=$OUT/r-%p,depth=0,live=100" ;;
+    live1)  echo "-agentpath:$LIB=rules=$ROOT/rules/default.yaml,file=$OUT/r-%p,depth=1,live=100" ;;
     jfr)    echo "-XX:StartFlightRecording=filename=$OUT/r.jfr,settings=profile" ;;
   esac
 }
