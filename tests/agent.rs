@@ -176,6 +176,60 @@ fn jni_allocations_are_counted_once() {
     }
 }
 
+/// SIGQUIT (as `jcmd <pid> JVMTI.data_dump`) writes the reports while the program runs; the exit report
+/// replaces them with the final counts.
+#[test]
+fn reports_on_demand_while_running() {
+    use std::io::{BufRead, BufReader, Write};
+    for jdk in jdks() {
+        let classes = compile_agent_programs(&jdk);
+        let dir = scratch(&format!("on-demand-{}", jdk.key()));
+        let prefix = dir.join("out");
+        let mut child = Command::new(jdk.bin("java"))
+            .arg(format!(
+                "-agentpath:{}=file={},depth=1",
+                agent_lib().display(),
+                prefix.display()
+            ))
+            .arg("-cp")
+            .arg(&classes)
+            .arg("OnDemand")
+            .stdin(std::process::Stdio::piped())
+            .stdout(std::process::Stdio::piped())
+            .spawn()
+            .expect("start java");
+        let mut lines = BufReader::new(child.stdout.take().unwrap()).lines();
+        assert_eq!(lines.next().unwrap().unwrap(), "ready");
+        let json = dir.join("out.json");
+        let _ = fs::remove_file(&json);
+        let kill = Command::new("kill")
+            .args(["-QUIT", &child.id().to_string()])
+            .status()
+            .unwrap();
+        assert!(kill.success());
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
+        while !json.exists() {
+            assert!(std::time::Instant::now() < deadline, "no report after SIGQUIT");
+            std::thread::sleep(std::time::Duration::from_millis(50));
+        }
+        let r: Value = serde_json::from_str(&fs::read_to_string(&json).unwrap()).unwrap();
+        assert_eq!(class_count(&r, "OnDemand$Kept"), 1234, "[{}] on demand", jdk.version);
+        child.stdin.take().unwrap().write_all(b"go\n").unwrap();
+        // Drain the thread dump SIGQUIT printed, so the child never blocks on a full pipe.
+        for _ in lines {}
+        assert!(child.wait().unwrap().success());
+        let r: Value = serde_json::from_str(&fs::read_to_string(&json).unwrap()).unwrap();
+        assert_eq!(class_count(&r, "OnDemand$Kept"), 2000, "[{}] at exit", jdk.version);
+        let site = r["sites"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|s| s["class"] == "OnDemand$Kept" && s["count"] == 1234)
+            .expect("the first loop's site");
+        assert_eq!(site["stack"][0]["method"], "main");
+    }
+}
+
 /// The allocation sites of AllocCounts at depth 3: (class allocated, top frame method, line, count).
 #[test]
 fn sites_are_exact_with_stacks() {

@@ -29,6 +29,7 @@ pub mod event {
     pub const VM_START: u32 = 57;
     pub const GARBAGE_COLLECTION_START: u32 = 81;
     pub const GARBAGE_COLLECTION_FINISH: u32 = 82;
+    pub const DATA_DUMP_REQUEST: u32 = 71;
     pub const OBJECT_FREE: u32 = 83;
     pub const VM_OBJECT_ALLOC: u32 = 84;
 }

@@ -138,6 +138,7 @@ unsafe fn load(vm: *mut JavaVM, options: &str) -> Result<(), String> {
     since_load();
     install(Agent {
         jvmti,
+        java_vm: state::JavaVm(vm),
         rules,
         live_every,
         live: (live_every > 0).then(|| {
@@ -164,6 +165,7 @@ unsafe fn load(vm: *mut JavaVM, options: &str) -> Result<(), String> {
     callbacks.set(event::GARBAGE_COLLECTION_START, gc_start as jvmti::GcFn);
     callbacks.set(event::GARBAGE_COLLECTION_FINISH, gc_finish as jvmti::GcFn);
     callbacks.set(event::OBJECT_FREE, object_free as jvmti::ObjectFreeFn);
+    callbacks.set(event::DATA_DUMP_REQUEST, data_dump_request as jvmti::GcFn);
     callbacks.set(
         event::VM_OBJECT_ALLOC,
         vm_allocations::vm_object_alloc as jvmti::VmObjectAllocFn,
@@ -182,6 +184,7 @@ unsafe fn load(vm: *mut JavaVM, options: &str) -> Result<(), String> {
         return Err("cannot enable the JVMTI VM_OBJECT_ALLOC event".into());
     }
     for e in [
+        event::DATA_DUMP_REQUEST,
         event::VM_START,
         event::VM_INIT,
         event::VM_DEATH,
@@ -322,25 +325,21 @@ unsafe extern "system" fn vm_death(_jvmti: Env, env: *mut JNIEnv) {
     let _ = catch_unwind(AssertUnwindSafe(|| {
         let Some(a) = agent() else { return };
         let Some(proxy) = *lock(&a.proxy) else { return };
-        let jni = Jni(env);
-        let r = report::collect(a, jni, proxy.0);
-        let pid = std::process::id();
-        let prefix = a.rules.output_path(pid);
-        let json = report::to_json(a, &r, pid);
-        let text = report::to_text(a, &r, pid);
-        let collapsed = report::to_collapsed(a, &r);
-        for (path, bytes) in [
-            (
-                format!("{prefix}.json"),
-                serde_json::to_vec_pretty(&json).unwrap_or_default(),
-            ),
-            (format!("{prefix}.txt"), text.into_bytes()),
-            (format!("{prefix}.collapsed"), collapsed.into_bytes()),
-        ] {
-            if let Err(e) = report::write_atomically(&path, &bytes) {
-                eprintln!("instr: {e}");
-            }
+        report::write_all(a, Jni(env), proxy.0, report::When::AtExit);
+    }));
+}
+
+/// SIGQUIT or `jcmd <pid> JVMTI.data_dump`: the reports as they are now, while the program runs on.
+unsafe extern "system" fn data_dump_request(_jvmti: Env) {
+    let _ = catch_unwind(AssertUnwindSafe(|| {
+        let Some(a) = agent() else { return };
+        if !a.engaged.load(Ordering::Acquire) {
+            return;
         }
+        let Some(proxy) = *lock(&a.proxy) else { return };
+        // Sent on the signal dispatcher or attach listener thread: Java threads, attached already.
+        let Some(env) = a.java_vm.env() else { return };
+        report::write_all(a, Jni(env), proxy.0, report::When::OnDemand);
     }));
 }
 

@@ -71,12 +71,24 @@ pub fn java_name(descriptor: &str) -> String {
     format!("{base}{}", "[]".repeat(dims))
 }
 
-/// Stops the probes and reads every counter.
-pub fn collect(a: &Agent, jni: Jni, proxy: jobject) -> Report {
-    if let Some(f) = jni.static_field(proxy, "engaged", "Z") {
-        jni.set_static_boolean(proxy, f, false);
+/// When a report is written.
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub enum When {
+    /// At VM death: the probes are stopped first, so the counts are final.
+    AtExit,
+    /// On request (JVMTI DataDumpRequest) while the program runs: the probes keep counting, and each
+    /// counter is read once, as it is at that moment.
+    OnDemand,
+}
+
+/// Reads every counter (stopping the probes first at exit).
+pub fn collect(a: &Agent, jni: Jni, proxy: jobject, when: When) -> Report {
+    if when == When::AtExit {
+        if let Some(f) = jni.static_field(proxy, "engaged", "Z") {
+            jni.set_static_boolean(proxy, f, false);
+        }
+        a.engaged.store(false, Ordering::Release);
     }
-    a.engaged.store(false, Ordering::Release);
     settle_live(a);
     let by_sites = a.rules.depth() > 0;
     let instances = jni.static_longs(proxy, "instances");
@@ -500,6 +512,26 @@ pub fn to_collapsed(a: &Agent, r: &Report) -> String {
         let _ = writeln!(s, "{} {}", site.class, site.bytes);
     }
     s
+}
+
+/// Collects and writes the three reports to the rules' output prefix.
+pub fn write_all(a: &Agent, jni: Jni, proxy: jobject, when: When) {
+    let r = collect(a, jni, proxy, when);
+    let pid = std::process::id();
+    let prefix = a.rules.output_path(pid);
+    let json = to_json(a, &r, pid);
+    for (path, bytes) in [
+        (
+            format!("{prefix}.json"),
+            serde_json::to_vec_pretty(&json).unwrap_or_default(),
+        ),
+        (format!("{prefix}.txt"), to_text(a, &r, pid).into_bytes()),
+        (format!("{prefix}.collapsed"), to_collapsed(a, &r).into_bytes()),
+    ] {
+        if let Err(e) = write_atomically(&path, &bytes) {
+            eprintln!("instr: {e}");
+        }
+    }
 }
 
 /// Writes `bytes` to `path` through a temporary file in the same directory and a rename.

@@ -13,6 +13,7 @@ use crate::stacks::Stacks;
 
 pub struct Agent {
     pub jvmti: Jvmti,
+    pub java_vm: JavaVm,
     pub rules: Rules,
     /// Every `live_every`-th allocation of a class is tagged, to count live objects at exit; 0: off.
     pub live_every: u32,
@@ -41,6 +42,22 @@ pub struct GcStats {
     pub max_nanos: AtomicU64,
     /// Start of the running collection, in nanoseconds since the agent loaded.
     pub started: AtomicU64,
+}
+
+/// The VM, to find the JNI environment of a thread a callback gives none (DataDumpRequest).
+pub struct JavaVm(pub *mut jni_sys::JavaVM);
+// SAFETY: the JavaVM pointer is valid for the life of the VM and on every thread.
+unsafe impl Send for JavaVm {}
+unsafe impl Sync for JavaVm {}
+
+impl JavaVm {
+    /// The current thread's JNIEnv, if the thread is attached.
+    pub fn env(&self) -> Option<*mut jni_sys::JNIEnv> {
+        let mut env: *mut std::ffi::c_void = std::ptr::null_mut();
+        // SAFETY: a valid JavaVM; GetEnv only reads the current thread's attachment.
+        let rc = unsafe { ((**self.0).GetEnv?)(self.0, &mut env, jni_sys::JNI_VERSION_1_8) };
+        (rc == jni_sys::JNI_OK && !env.is_null()).then_some(env as *mut jni_sys::JNIEnv)
+    }
 }
 
 /// A JNI global reference, usable from any thread.
