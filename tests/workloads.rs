@@ -46,7 +46,7 @@ fn every_workload_runs_unchanged_under_the_agent() {
         let reports = tmp.join(name);
         fs::create_dir_all(&reports).unwrap();
         let opts = format!(
-            "-agentpath:{}=rules={},file={}/report-%p,depth=0",
+            "-agentpath:{}=rules={},file={}/report-%p",
             lib.display(),
             rules.display(),
             reports.display()
