@@ -188,7 +188,8 @@ fn include_defaults_differ_between_sections() {
 #[test]
 fn methods_section_without_methods_probe_is_unused() {
     let rules = Rules::parse(
-        "probes: [objects]\nmethods:\n  include: [\"**\"]\n",
+        // Depth 0: objects are counted per class only, so no class needs a site probe either.
+        "probes: [objects]\nallocations:\n  depth: 0\nmethods:\n  include: [\"**\"]\n",
         "u.yaml",
     )
     .unwrap();
@@ -199,4 +200,24 @@ fn methods_section_without_methods_probe_is_unused() {
     assert!(!instr_rewriter::probes::Selection::class_wanted(
         &rules, b"a/B"
     ));
+}
+
+#[test]
+fn object_sites_follow_depth_and_the_allocation_filter() {
+    let rules = Rules::parse(
+        "probes: [objects]\nallocations:\n  exclude: [\"a.Hidden\"]\n  depth: 1\n  live: 10\n",
+        "sites.yaml",
+    )
+    .unwrap();
+    use instr_rewriter::probes::Selection;
+    assert!(rules.object_sites());
+    assert!(Selection::object_sites(&rules, b"a/B", b"m", b"()V"));
+    assert!(!Selection::object_sites(&rules, b"a/Hidden", b"m", b"()V"));
+    assert!(Selection::live_objects(&rules));
+    assert_eq!(rules.live(), 10);
+    assert!(Selection::class_wanted(&rules, b"a/B"));
+    let flat = Rules::parse("probes: [objects]\nallocations:\n  depth: 0\n", "flat.yaml").unwrap();
+    assert!(!Selection::object_sites(&flat, b"a/B", b"m", b"()V"));
+    let bad = Rules::parse("allocations:\n  live: -1\n", "bad.yaml").unwrap_err();
+    assert!(bad.to_string().contains("live -1 is out of range"), "{bad}");
 }
