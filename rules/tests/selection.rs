@@ -25,10 +25,14 @@ fn class_wanted_follows_each_probe_filter() {
     assert!(rules.class_wanted(b"org/bar/X"));
     assert!(rules.class_wanted(b"com/foo/X"));
     assert!(!rules.class_wanted(b"net/X"));
-    // Objects alone is a run-time filter: no class needs rewriting for it.
-    let rules = parse("probes: [objects]\n");
+    // Objects per class only (depth 0): only Object.<init> is rewritten, no other class.
+    let rules = parse("probes: [objects]\nallocations:\n  depth: 0\n");
     assert!(Selection::objects(&rules));
     assert!(!rules.class_wanted(b"org/bar/X"));
+    // Objects with sites (depth >= 1): the allocation filter decides which classes get `new` probes.
+    let rules = parse("probes: [objects]\nallocations:\n  include: [\"org.**\"]\n  depth: 1\n");
+    assert!(rules.class_wanted(b"org/bar/X"));
+    assert!(!rules.class_wanted(b"net/X"));
 }
 
 #[test]
