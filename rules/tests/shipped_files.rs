@@ -131,7 +131,8 @@ fn default_tracks_allocations_outside_jdk_plumbing() {
     ));
     assert!(!rules.class_wanted(b"jdk/internal/misc/Unsafe"));
     assert!(rules.class_wanted(b"com/example/App"));
-    assert_eq!(rules.depth(), 4);
+    assert_eq!(rules.depth(), 1);
+    assert!(rules.object_sites());
     assert_eq!(rules.output_path(42), "instr-42");
 }
 
