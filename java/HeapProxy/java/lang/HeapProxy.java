@@ -42,6 +42,8 @@ public final class HeapProxy {
      * sample is taken per site and the tag names the site; at depth 0 per class, naming the class.
      */
     private static int liveEvery;
+    /** 2^32 / liveEvery: an object is sampled when a 32-bit hash of its number falls below it. */
+    private static long liveBelow;
 
     // Classes by identity hash, open addressing. A slot is claimed once with a CAS and never freed.
     private static Class<?>[] classes;
@@ -79,6 +81,7 @@ public final class HeapProxy {
         REF_SCALE = refScale;
         depth = stackDepth;
         liveEvery = sampleLive;
+        liveBelow = sampleLive > 0 ? (1L << 32) / sampleLive : 0;
         classes = new Class<?>[classSlots];
         instances = new long[classSlots];
         arrayBytes = new long[classSlots];
@@ -180,11 +183,12 @@ public final class HeapProxy {
     }
 
     /**
-     * Whether the n-th instance of a class is tagged for live tracking: one in liveEvery, chosen by a hash of n
-     * rather than n % liveEvery, so that a program keeping every k-th object does not bias the estimate.
+     * Whether the n-th object (of a class, or of a site) is tagged for live tracking: one in liveEvery on
+     * average, chosen by a hash of n rather than n % liveEvery, so that a program keeping every k-th object
+     * does not bias the estimate. A compare, not a division: this runs for every object.
      */
     private static boolean sampled(long n) {
-        return liveEvery == 1 || (((n + 1) * 0x9E3779B97F4A7C15L) >>> 33) % liveEvery == 0;
+        return (((n + 1) * 0x9E3779B97F4A7C15L) >>> 32) < liveBelow;
     }
 
     /** Adds atomically; returns the value before. */
