@@ -10,14 +10,22 @@
 //! * VM_INIT: `HeapProxy.engage(...)`; classes loaded from then on call the native flavour.
 //! * VM_DEATH: read the counters back and write the reports (`report.rs`).
 
+pub mod deadlocks;
 pub mod hook;
 pub mod jni;
+pub mod jni_ext;
 pub mod jvmti;
+pub mod jvmti_ext;
+pub mod monitor_report;
+pub mod monitors;
 pub mod natives;
+pub mod object_free;
 pub mod options;
 pub mod report;
 pub mod stacks;
 pub mod state;
+pub mod threads;
+pub mod xml_trace;
 
 use std::ffi::{c_char, c_void, CStr};
 use std::panic::{catch_unwind, AssertUnwindSafe};
@@ -90,6 +98,7 @@ unsafe fn load(vm: *mut JavaVM, options: &str) -> Result<(), String> {
     let rules = settings.rules;
     let live_every = settings.live_every;
     check_output_writable(&rules.output_path(std::process::id()))?;
+    threads::check_outputs(&rules)?;
 
     let mut env: *mut c_void = std::ptr::null_mut();
     let rc = unsafe { ((**vm).GetEnv.unwrap())(vm, &mut env, jvmti::VERSION_1_2) };
@@ -121,6 +130,7 @@ unsafe fn load(vm: *mut JavaVM, options: &str) -> Result<(), String> {
         }
         caps = caps.with(bit);
     }
+    let caps = threads::add_capabilities(rules.threads(), &potential, caps)?;
     if jvmti.add_capabilities(&caps) != jvmti::ERROR_NONE {
         return Err("AddCapabilities failed".into());
     }
@@ -147,6 +157,9 @@ unsafe fn load(vm: *mut JavaVM, options: &str) -> Result<(), String> {
     );
     callbacks.set(event::GARBAGE_COLLECTION_START, gc_start as jvmti::GcFn);
     callbacks.set(event::GARBAGE_COLLECTION_FINISH, gc_finish as jvmti::GcFn);
+    if let Some(a) = agent() {
+        threads::install(jvmti, &a.rules, &caps, &mut callbacks);
+    }
     if jvmti.set_event_callbacks(&callbacks) != jvmti::ERROR_NONE {
         return Err("SetEventCallbacks failed".into());
     }
@@ -162,6 +175,7 @@ unsafe fn load(vm: *mut JavaVM, options: &str) -> Result<(), String> {
             return Err(format!("cannot enable JVMTI event {e}"));
         }
     }
+    threads::enable_events(jvmti)?;
     Ok(())
 }
 
@@ -189,6 +203,7 @@ unsafe extern "system" fn vm_start(_jvmti: Env, env: *mut JNIEnv) {
 
 unsafe extern "system" fn vm_init(_jvmti: Env, env: *mut JNIEnv, _thread: jthread) {
     let _ = catch_unwind(AssertUnwindSafe(|| {
+        threads::vm_init(Jni(env));
         let Some(a) = agent() else { return };
         let Some(proxy) = *lock(&a.proxy) else { return };
         let jni = Jni(env);
@@ -276,6 +291,7 @@ fn array_layout(a: &Agent, jni: Jni) -> (i64, jint) {
 
 unsafe extern "system" fn vm_death(_jvmti: Env, env: *mut JNIEnv) {
     let _ = catch_unwind(AssertUnwindSafe(|| {
+        threads::vm_death(Jni(env));
         let Some(a) = agent() else { return };
         let Some(proxy) = *lock(&a.proxy) else { return };
         let jni = Jni(env);
@@ -305,6 +321,7 @@ unsafe extern "system" fn gc_start(_jvmti: Env) {
     if let Some(a) = agent() {
         a.gc.started.store(since_load(), Ordering::Relaxed);
     }
+    xml_trace::gc(true);
 }
 
 unsafe extern "system" fn gc_finish(_jvmti: Env) {
@@ -314,4 +331,5 @@ unsafe extern "system" fn gc_finish(_jvmti: Env) {
         a.gc.total_nanos.fetch_add(pause, Ordering::Relaxed);
         a.gc.max_nanos.fetch_max(pause, Ordering::Relaxed);
     }
+    xml_trace::gc(false);
 }

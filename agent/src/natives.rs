@@ -136,6 +136,7 @@ pub extern "system" fn Java_java_lang_HeapProxy_objectStack(
         }
         // Bytes are count x instance size, applied when the report is written.
         a.stacks.add(Allocated::Object { slot }, &frames, 0);
+        crate::xml_trace::object_allocated(Jni(env), o, slot);
     })
 }
 
