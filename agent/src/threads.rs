@@ -259,6 +259,8 @@ pub fn vm_init(jni: Jni) {
 /// VM_DEATH: closes every thread still alive, writes PREFIX.threads.txt and .json, and closes the trace.
 pub fn vm_death(jni: Jni) {
     let Some(p) = profiler() else { return };
+    // From here on events are ignored: a thread ending now (the watcher, for one) is closed below.
+    p.live.store(false, Ordering::Release);
     let t = now();
     let alive = p.jvmti.all_threads();
     let mut cpu = BTreeMap::new();
@@ -280,18 +282,19 @@ pub fn vm_death(jni: Jni) {
     let threads: Vec<ThreadRecord> = lock(&p.threads).values().cloned().collect();
     crate::monitor_report::write(p, jni, &threads, t);
     crate::xml_trace::close();
-    p.live.store(false, Ordering::Release);
 }
 
 /// `Thread.getId()` of `thread`, through JNI (-1 if it cannot be read).
 pub fn thread_id(p: &Profiler, jni: Jni, thread: jthread) -> i64 {
+    // Before the live phase an exception raised by JNI would be fatal (Throwable is not initialised).
+    if thread.is_null() || p.jvmti.get_phase() != crate::jvmti::PHASE_LIVE {
+        return -1;
+    }
     let mut m = p.thread_id_method.load(Ordering::Acquire);
     if m == 0 {
         if let Some(c) = jni.find_class("java/lang/Thread") {
-            m = jni
-                .method(c, "threadId", "()J")
-                .or_else(|| jni.method(c, "getId", "()J"))
-                .map_or(0, |m| m as usize);
+            // getId() exists on every JDK (deprecated from 19 in favour of the final threadId()).
+            m = jni.method(c, "getId", "()J").map_or(0, |m| m as usize);
             jni.delete_local(c);
             p.thread_id_method.store(m, Ordering::Release);
         }
@@ -351,8 +354,17 @@ fn started(env: *mut JNIEnv, thread: jthread, is_virtual: bool) {
         let Some(p) = profiler() else { return };
         let jni = Jni(env);
         if let Some(r) = describe(p, jni, thread, is_virtual) {
-            crate::xml_trace::thread_started(&r);
-            lock(&p.threads).insert(r.id, r);
+            let mut threads = lock(&p.threads);
+            match threads.get_mut(&r.id) {
+                // The main thread's THREAD_START comes after VM_INIT, which already recorded it.
+                Some(known) if known.end_ns.is_none() => {
+                    known.name = r.name;
+                }
+                _ => {
+                    crate::xml_trace::thread_started(&r);
+                    threads.insert(r.id, r);
+                }
+            }
         }
     }));
 }
@@ -370,18 +382,31 @@ fn ended(env: *mut JNIEnv, thread: jthread, is_virtual: bool) {
         };
         let t = now();
         let mut threads = lock(&p.threads);
-        let r = threads.entry(id).or_insert_with(|| ThreadRecord {
-            id,
-            name: thread_name(p, thread),
-            group: String::new(),
-            parent_group: String::new(),
-            daemon: false,
-            is_virtual,
-            start_ns: t,
-            end_ns: None,
-            cpu_ns: None,
-            before_init: true,
+        // A thread whose start was not reported (JDK 25 reports none for agent threads): it is
+        // recorded now, with a start, so that every end in the trace has its start.
+        let r = threads.entry(id).or_insert_with(|| {
+            let r = describe(p, jni, thread, is_virtual).unwrap_or(ThreadRecord {
+                id,
+                name: thread_name(p, thread),
+                group: String::new(),
+                parent_group: String::new(),
+                daemon: false,
+                is_virtual,
+                start_ns: t,
+                end_ns: None,
+                cpu_ns: None,
+                before_init: false,
+            });
+            let r = ThreadRecord {
+                before_init: true,
+                ..r
+            };
+            crate::xml_trace::thread_started(&r);
+            r
         });
+        if r.end_ns.is_some() {
+            return;
+        }
         r.cpu_ns = cpu;
         r.end_ns = Some(t);
         crate::xml_trace::thread_ended(r, t, false);

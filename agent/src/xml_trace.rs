@@ -371,6 +371,9 @@ fn current_thread_id(p: &Profiler, jni: Jni) -> i64 {
     if cached != i64::MIN && !p.virtual_threads {
         return cached;
     }
+    if p.jvmti.get_phase() != crate::jvmti::PHASE_LIVE {
+        return -1;
+    }
     let Some(class) = jni.find_class("java/lang/Thread") else {
         return -1;
     };
