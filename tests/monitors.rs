@@ -56,15 +56,17 @@ fn threads_report(jdk: &Jdk, main: &str, options: &str, flags: &[&str]) -> (Valu
         &classes,
         main,
     ));
-    check(&format!("[{}] {main} {options} {flags:?}", jdk.version), &out);
+    check(
+        &format!("[{}] {main} {options} {flags:?}", jdk.version),
+        &out,
+    );
     let json = fs::read_to_string(dir.join("out.threads.json")).expect("threads.json written");
     let txt = fs::read_to_string(dir.join("out.threads.txt")).expect("threads.txt written");
     (serde_json::from_str(&json).expect("valid JSON"), txt, out)
 }
 
 fn arr(v: &Value) -> &Vec<Value> {
-    v.as_array()
-        .unwrap_or_else(|| panic!("not an array: {v}"))
+    v.as_array().unwrap_or_else(|| panic!("not an array: {v}"))
 }
 
 /// `[{"thread": name, "count": n}]` as (name, n) pairs.
@@ -142,8 +144,13 @@ fn four_threads_contend_for_one_monitor() {
             }
             assert!(txt.contains("MONITOR TIME BEGIN"), "{txt}");
             assert!(txt.contains("Contention$Lock (Java)"), "{txt}");
-            assert!(txt.contains("\tContention.critical(Contention.java:"), "{txt}");
-            println!("[{v}] {flags:?}: 4 contended enters on Contention$Lock from Contention.critical");
+            assert!(
+                txt.contains("\tContention.critical(Contention.java:"),
+                "{txt}"
+            );
+            println!(
+                "[{v}] {flags:?}: 4 contended enters on Contention$Lock from Contention.critical"
+            );
         }
     }
 }
@@ -169,7 +176,11 @@ fn timed_out_and_notified_waits() {
             timed["min_waited_ns"].as_u64().unwrap() >= 50_000_000,
             "[{v}] waited less than the timeout: {timed}"
         );
-        assert_eq!(frame(&timed["stack"], 0), "Waits.timedWait", "[{v}] {timed}");
+        assert_eq!(
+            frame(&timed["stack"], 0),
+            "Waits.timedWait",
+            "[{v}] {timed}"
+        );
         assert_eq!(frame(&timed["stack"], 1), "Waits.main");
         let notified = find("Waits$NotifyLock");
         assert_eq!(notified["timeout_ms"], 0, "[{v}] {notified}");
@@ -201,7 +212,10 @@ impl Drop for Running {
 fn wait_for(what: &str, limit: Duration, mut ready: impl FnMut() -> bool) {
     let start = Instant::now();
     while !ready() {
-        assert!(start.elapsed() < limit, "timed out after {limit:?} waiting for {what}");
+        assert!(
+            start.elapsed() < limit,
+            "timed out after {limit:?} waiting for {what}"
+        );
         std::thread::sleep(Duration::from_millis(100));
     }
 }
@@ -219,8 +233,14 @@ const CYCLES: &[&[(&str, &str)]] = &[
         ("dl3-c", "Deadlocks$X"),
     ],
     &[
-        ("juc-a", "java.util.concurrent.locks.ReentrantLock$NonfairSync"),
-        ("juc-b", "java.util.concurrent.locks.ReentrantLock$NonfairSync"),
+        (
+            "juc-a",
+            "java.util.concurrent.locks.ReentrantLock$NonfairSync",
+        ),
+        (
+            "juc-b",
+            "java.util.concurrent.locks.ReentrantLock$NonfairSync",
+        ),
     ],
 ];
 
@@ -233,14 +253,24 @@ fn check_cycles(v: &str, dump: &Value) {
             .find(|c| c["threads"][0]["name"] == expected[0].0)
             .unwrap_or_else(|| panic!("[{v}] no cycle starting at {}", expected[0].0));
         let threads = arr(&cycle["threads"]);
-        let names: Vec<&str> = threads.iter().map(|t| t["name"].as_str().unwrap()).collect();
+        let names: Vec<&str> = threads
+            .iter()
+            .map(|t| t["name"].as_str().unwrap())
+            .collect();
         let want: Vec<&str> = expected.iter().map(|e| e.0).collect();
-        assert_eq!(names, want, "[{v}] exactly these threads, in wait-for order");
+        assert_eq!(
+            names, want,
+            "[{v}] exactly these threads, in wait-for order"
+        );
         let n = threads.len();
         for (i, t) in threads.iter().enumerate() {
             let (name, waits_for) = expected[i];
             assert_eq!(t["waiting_for"]["class"], waits_for, "[{v}] {name}: {t}");
-            assert_eq!(t["held_by"]["name"], expected[(i + 1) % n].0, "[{v}] {name}");
+            assert_eq!(
+                t["held_by"]["name"],
+                expected[(i + 1) % n].0,
+                "[{v}] {name}"
+            );
             // It holds what the previous thread of the cycle waits for.
             let prev = &threads[(i + n - 1) % n]["waiting_for"];
             assert!(
@@ -251,7 +281,10 @@ fn check_cycles(v: &str, dump: &Value) {
             );
             assert!(!arr(&t["stack"]).is_empty(), "[{v}] {name} has no stack");
             let in_program = arr(&t["stack"]).iter().any(|f| f["class"] == "Deadlocks");
-            assert!(in_program, "[{v}] {name}'s stack misses Deadlocks frames: {t}");
+            assert!(
+                in_program,
+                "[{v}] {name}'s stack misses Deadlocks frames: {t}"
+            );
         }
         if expected[0].0.starts_with("dl") {
             assert_eq!(
@@ -282,9 +315,11 @@ fn deadlocks_found_by_the_watcher() {
         .expect("start java");
         let running = Running(child);
         let dump_path = dir.join("out.monitors.json");
-        wait_for("three deadlocks in the dump", Duration::from_secs(90), || {
-            read_json(&dump_path).is_some_and(|d| arr(&d["deadlocks"]).len() >= 3)
-        });
+        wait_for(
+            "three deadlocks in the dump",
+            Duration::from_secs(90),
+            || read_json(&dump_path).is_some_and(|d| arr(&d["deadlocks"]).len() >= 3),
+        );
         let dump = read_json(&dump_path).unwrap();
         assert_eq!(dump["reason"], "deadlock watcher");
         check_cycles(v, &dump);
@@ -352,7 +387,10 @@ fn deadlocks_and_monitor_dump_on_demand() {
         let main = threads.iter().find(|t| t["name"] == "main").unwrap();
         assert_eq!(main["state"], "TIMED_WAITING", "[{v}] {main}");
         drop(running);
-        println!("[{v}] SIGQUIT: monitor dump of {} threads, three deadlocks", threads.len());
+        println!(
+            "[{v}] SIGQUIT: monitor dump of {} threads, three deadlocks",
+            threads.len()
+        );
     }
 }
 
@@ -412,11 +450,17 @@ fn xml_trace_parses_and_matches_the_program() {
             .find(|p| p.extension().is_some_and(|x| x == "xml"))
             .expect("trace written");
         let py = run(Command::new("python3").arg("-c").arg(SUMMARY).arg(&trace));
-        check(&format!("[{v}] parsing {} with xml.etree", trace.display()), &py);
+        check(
+            &format!("[{v}] parsing {} with xml.etree", trace.display()),
+            &py,
+        );
         let s: Value = serde_json::from_str(&text(&py.stdout)).unwrap();
         assert_eq!(s["root"], "TRACE");
         assert_eq!(s["last"], "traceEnd");
-        assert_eq!(s["starts"], s["ends"], "[{v}] every thread started once and ended once");
+        assert_eq!(
+            s["starts"], s["ends"],
+            "[{v}] every thread started once and ended once"
+        );
         for (_, n) in s["starts"].as_object().unwrap() {
             assert_eq!(n, 1, "[{v}] {}", s["starts"]);
         }
@@ -426,16 +470,32 @@ fn xml_trace_parses_and_matches_the_program() {
             .values()
             .map(|n| n.as_str().unwrap())
             .collect();
-        for name in ["main", "xml-worker-0", "xml-worker-1", "xml-worker-2", "exiter", "spinner"] {
-            assert!(names.contains(name), "[{v}] no threadStart for {name}: {names:?}");
+        for name in [
+            "main",
+            "xml-worker-0",
+            "xml-worker-1",
+            "xml-worker-2",
+            "exiter",
+            "spinner",
+        ] {
+            assert!(
+                names.contains(name),
+                "[{v}] no threadStart for {name}: {names:?}"
+            );
         }
         assert_eq!(s["tracked"], 300, "[{v}] objAlloc of XmlTrace$Tracked");
         let freed = s["freed_tracked"].as_u64().unwrap();
-        assert!(freed <= 270, "[{v}] {freed} frees of 300 objects of which 30 stay reachable");
+        assert!(
+            freed <= 270,
+            "[{v}] {freed} frees of 300 objects of which 30 stay reachable"
+        );
         assert_eq!(s["freed_unknown"], 0, "[{v}] objFree without its objAlloc");
         let tags = &s["tags"];
         assert_eq!(tags["gcStart"], tags["gcFinish"], "[{v}] {tags}");
-        assert!(tags["gcStart"].as_u64().unwrap() >= 2, "[{v}] two System.gc(): {tags}");
+        assert!(
+            tags["gcStart"].as_u64().unwrap() >= 2,
+            "[{v}] two System.gc(): {tags}"
+        );
         assert!(tags["classDef"].as_u64().unwrap() > 100, "[{v}] {tags}");
         // The three workers blocked on the lock main held.
         let main_id = s["names"]
@@ -456,7 +516,11 @@ fn xml_trace_parses_and_matches_the_program() {
         assert_eq!(worker_enters.len(), 3, "[{v}] {worker_enters:?}");
         for e in &worker_enters {
             assert_eq!(e["className"], "java.lang.Object");
-            assert_eq!(e["ownerThreadId"].as_str(), Some(main_id.as_str()), "[{v}] {e}");
+            assert_eq!(
+                e["ownerThreadId"].as_str(),
+                Some(main_id.as_str()),
+                "[{v}] {e}"
+            );
         }
         // main's wait(10): the timeout in ms, then a timed-out waited of at least 10 ms.
         // (main also waits in Thread.join, on the Thread objects.)
@@ -474,7 +538,11 @@ fn xml_trace_parses_and_matches_the_program() {
             .collect();
         assert_eq!(main_waited.len(), 1, "[{v}] {main_waited:?}");
         assert_eq!(main_waited[0]["timedOut"], "true");
-        let waited: u64 = main_waited[0]["waitedTime"].as_str().unwrap().parse().unwrap();
+        let waited: u64 = main_waited[0]["waitedTime"]
+            .as_str()
+            .unwrap()
+            .parse()
+            .unwrap();
         assert!(waited >= 10_000_000, "[{v}] waited {waited} ns");
         println!("[{v}] XML trace: {tags}");
     }
@@ -486,9 +554,20 @@ fn refused(jdk: &Jdk, options: &str, expect: &str) {
     let out = run(&mut java_cmd(jdk, options, &[], &classes, "Waits"));
     let stderr = text(&out.stderr);
     assert!(!out.status.success(), "VM started with {options}");
-    let lines: Vec<&str> = stderr.lines().filter(|l| l.starts_with("instr: ")).collect();
-    assert_eq!(lines.len(), 1, "expected one instr: line for {options}:\n{stderr}");
-    assert!(lines[0].contains(expect), "{options}: {:?} lacks {expect:?}", lines[0]);
+    let lines: Vec<&str> = stderr
+        .lines()
+        .filter(|l| l.starts_with("instr: "))
+        .collect();
+    assert_eq!(
+        lines.len(),
+        1,
+        "expected one instr: line for {options}:\n{stderr}"
+    );
+    assert!(
+        lines[0].contains(expect),
+        "{options}: {:?} lacks {expect:?}",
+        lines[0]
+    );
     assert!(!text(&out.stdout).contains("done"));
 }
 
@@ -497,7 +576,11 @@ fn bad_thread_options_are_refused() {
     let jdk = &jdks()[0];
     let dir = scratch("monitors-bad-options");
     let bad = dir.join("bad.yaml");
-    fs::write(&bad, "threads:\n  monitors: true\n  deadlocks:\n    watch_ms: -5\n").unwrap();
+    fs::write(
+        &bad,
+        "threads:\n  monitors: true\n  deadlocks:\n    watch_ms: -5\n",
+    )
+    .unwrap();
     refused(jdk, "deadlocks=soon", "deadlocks=soon");
     refused(jdk, "monitors=maybe", "monitors=maybe");
     refused(jdk, "trace=/no/such/dir/t.xml", "/no/such/dir/t.xml");
@@ -520,5 +603,8 @@ fn off_by_default() {
     check("Contention without the thread profiler", &out);
     assert!(text(&out.stderr).is_empty(), "{}", text(&out.stderr));
     assert!(dir.join("out.json").exists());
-    assert!(!dir.join("out.threads.json").exists(), "thread report without threads on");
+    assert!(
+        !dir.join("out.threads.json").exists(),
+        "thread report without threads on"
+    );
 }

@@ -137,8 +137,7 @@ unsafe extern "system" fn watcher_main(_: Env, env: *mut JNIEnv, _: *mut std::ff
         let w = watcher();
         w.running.store(true, Ordering::Release);
         let jni = Jni(env);
-        loop {
-            let Some(p) = profiler() else { break };
+        while let Some(p) = profiler() {
             let period = if p.rules.watch_ms > 0 {
                 Duration::from_millis(p.rules.watch_ms as u64)
             } else {
@@ -147,11 +146,10 @@ unsafe extern "system" fn watcher_main(_: Env, env: *mut JNIEnv, _: *mut std::ff
             let requested = {
                 let mut g = lock(&w.wake);
                 if !g.0 && !g.1 {
-                    g = w
-                        .cv
-                        .wait_timeout(g, period)
-                        .unwrap_or_else(|e| e.into_inner())
-                        .0;
+                    g =
+                        w.cv.wait_timeout(g, period)
+                            .unwrap_or_else(|e| e.into_inner())
+                            .0;
                 }
                 if g.1 {
                     break;
@@ -211,7 +209,11 @@ fn dump(p: &Profiler, jni: Jni, reason: &str, always: bool) {
             }
         }
         for c in new {
-            let names: Vec<String> = c.threads.iter().map(|t| format!("\"{}\"", t.name)).collect();
+            let names: Vec<String> = c
+                .threads
+                .iter()
+                .map(|t| format!("\"{}\"", t.name))
+                .collect();
             eprintln!(
                 "instr: deadlock of {} threads ({}); see {path}.txt",
                 c.threads.len(),
@@ -219,7 +221,10 @@ fn dump(p: &Profiler, jni: Jni, reason: &str, always: bool) {
             );
         }
         if always && cycles.is_empty() {
-            eprintln!("instr: monitor dump of {} threads written to {path}.txt", threads.len());
+            eprintln!(
+                "instr: monitor dump of {} threads written to {path}.txt",
+                threads.len()
+            );
         }
     }
     jni.pop_frame();
@@ -258,12 +263,10 @@ pub fn snapshot(p: &Profiler, jni: Jni) -> Vec<ThreadView> {
     let Some(a) = agent() else { return Vec::new() };
     let mut resolver = FrameResolver::new(a);
     let aos = jni.find_class("java/util/concurrent/locks/AbstractOwnableSynchronizer");
-    let owner_field =
-        aos.and_then(|c| jni.field(c, "exclusiveOwnerThread", "Ljava/lang/Thread;"));
+    let owner_field = aos.and_then(|c| jni.field(c, "exclusiveOwnerThread", "Ljava/lang/Thread;"));
     let lock_support = jni.find_class("java/util/concurrent/locks/LockSupport");
-    let get_blocker = lock_support.and_then(|c| {
-        jni.static_method(c, "getBlocker", "(Ljava/lang/Thread;)Ljava/lang/Object;")
-    });
+    let get_blocker = lock_support
+        .and_then(|c| jni.static_method(c, "getBlocker", "(Ljava/lang/Thread;)Ljava/lang/Object;"));
     let threads = p.jvmti.all_threads();
     let mut raw: Vec<Raw> = threads
         .iter()
@@ -315,9 +318,9 @@ pub fn snapshot(p: &Profiler, jni: Jni) -> Vec<ThreadView> {
                 ),
                 "park" => {
                     let owner = match (aos, owner_field) {
-                        (Some(c), Some(f)) if jni.is_instance_of(o, c) => jni
-                            .object_field(o, f)
-                            .and_then(|t| index_of(t, &raw)),
+                        (Some(c), Some(f)) if jni.is_instance_of(o, c) => {
+                            jni.object_field(o, f).and_then(|t| index_of(t, &raw))
+                        }
                         _ => None,
                     };
                     let m = monitor(o, "ownable synchronizer", -1);

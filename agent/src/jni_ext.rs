@@ -21,7 +21,12 @@ impl Jni {
         (!self.clear_exception() && !v.is_null()).then_some(v)
     }
 
-    pub fn new_object(&self, class: jclass, ctor: jni_sys::jmethodID, args: &[jvalue]) -> Option<jobject> {
+    pub fn new_object(
+        &self,
+        class: jclass,
+        ctor: jni_sys::jmethodID,
+        args: &[jvalue],
+    ) -> Option<jobject> {
         let v = jni!(self, NewObjectA, class, ctor, args.as_ptr());
         (!self.clear_exception() && !v.is_null()).then_some(v)
     }
@@ -35,15 +40,6 @@ impl Jni {
     pub fn object_field(&self, o: jobject, f: jfieldID) -> Option<jobject> {
         let v = jni!(self, GetObjectField, o, f);
         (!self.clear_exception() && !v.is_null()).then_some(v)
-    }
-
-    pub fn call_static_object_or_null(
-        &self,
-        class: jclass,
-        method: jni_sys::jmethodID,
-        args: &[jvalue],
-    ) -> Option<jobject> {
-        self.call_static_object(class, method, args)
     }
 
     /// Opens a frame for `capacity` local references; `pop_frame` frees every reference made since.

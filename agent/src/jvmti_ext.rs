@@ -150,13 +150,7 @@ impl Jvmti {
             thread_group: ptr::null_mut(),
             context_class_loader: ptr::null_mut(),
         };
-        let e = call!(
-            self,
-            9,
-            fn(jthread, *mut RawThreadInfo),
-            thread,
-            &mut info
-        );
+        let e = call!(self, 9, fn(jthread, *mut RawThreadInfo), thread, &mut info);
         if e != ERROR_NONE {
             return None;
         }
@@ -177,7 +171,12 @@ impl Jvmti {
             is_daemon: 0,
         };
         let e = call!(self, 14, fn(jobject, *mut RawGroupInfo), group, &mut info);
-        (e == ERROR_NONE).then(|| (info.parent, self.take_cstring(info.name).unwrap_or_default()))
+        (e == ERROR_NONE).then(|| {
+            (
+                info.parent,
+                self.take_cstring(info.name).unwrap_or_default(),
+            )
+        })
     }
 
     pub fn thread_state(&self, thread: jthread) -> jint {
@@ -252,7 +251,12 @@ impl Jvmti {
     }
 
     /// Starts `thread` (a new, unstarted java.lang.Thread) as an agent thread running `f(arg)`.
-    pub fn run_agent_thread(&self, thread: jthread, f: AgentThreadFn, priority: jint) -> JvmtiError {
+    pub fn run_agent_thread(
+        &self,
+        thread: jthread,
+        f: AgentThreadFn,
+        priority: jint,
+    ) -> JvmtiError {
         call!(
             self,
             12,

@@ -89,7 +89,10 @@ pub fn monitors() -> &'static Monitors {
 
 pub fn register(callbacks: &mut EventCallbacks) {
     callbacks.set(event::MONITOR_CONTENDED_ENTER, contended_enter as MonitorFn);
-    callbacks.set(event::MONITOR_CONTENDED_ENTERED, contended_entered as MonitorFn);
+    callbacks.set(
+        event::MONITOR_CONTENDED_ENTERED,
+        contended_entered as MonitorFn,
+    );
     callbacks.set(event::MONITOR_WAIT, monitor_wait as MonitorWaitFn);
     callbacks.set(event::MONITOR_WAITED, monitor_waited as MonitorWaitedFn);
 }
@@ -166,8 +169,7 @@ unsafe extern "system" fn contended_enter(_: Env, env: *mut JNIEnv, thread: jthr
         let last = m.last_owner_lookup.load(Ordering::Relaxed);
         let owner = if tracing
             || (start.saturating_sub(last) >= OWNER_INTERVAL_NS
-                && m
-                    .last_owner_lookup
+                && m.last_owner_lookup
                     .compare_exchange(last, start, Ordering::Relaxed, Ordering::Relaxed)
                     .is_ok())
         {

@@ -176,7 +176,10 @@ pub fn install(jvmti: Jvmti, rules: &Rules, caps: &Capabilities, callbacks: &mut
     });
     callbacks.set(event::THREAD_START, thread_start as ThreadFn);
     callbacks.set(event::THREAD_END, thread_end as ThreadFn);
-    callbacks.set(event::VIRTUAL_THREAD_START, virtual_thread_start as ThreadFn);
+    callbacks.set(
+        event::VIRTUAL_THREAD_START,
+        virtual_thread_start as ThreadFn,
+    );
     callbacks.set(event::VIRTUAL_THREAD_END, virtual_thread_end as ThreadFn);
     callbacks.set(
         event::DATA_DUMP_REQUEST,
@@ -195,7 +198,11 @@ pub fn enable_events(jvmti: Jvmti) -> Result<(), String> {
     let Some(p) = PROFILER.get() else {
         return Ok(());
     };
-    let mut events = vec![event::THREAD_START, event::THREAD_END, event::DATA_DUMP_REQUEST];
+    let mut events = vec![
+        event::THREAD_START,
+        event::THREAD_END,
+        event::DATA_DUMP_REQUEST,
+    ];
     if p.virtual_threads {
         events.extend([event::VIRTUAL_THREAD_START, event::VIRTUAL_THREAD_END]);
     }
@@ -224,12 +231,10 @@ pub fn enable_events(jvmti: Jvmti) -> Result<(), String> {
 /// Checks at load time that the profiler's output can be written.
 pub fn check_outputs(rules: &Rules) -> Result<(), String> {
     match &rules.threads().trace {
-        Some(template) if rules.threads().enabled => {
-            crate::xml_trace::open(
-                &instr_rules::expand_template(template, std::process::id()),
-                rules.threads().trace_allocations,
-            )
-        }
+        Some(template) if rules.threads().enabled => crate::xml_trace::open(
+            &instr_rules::expand_template(template, std::process::id()),
+            rules.threads().trace_allocations,
+        ),
         _ => Ok(()),
     }
 }
@@ -242,10 +247,9 @@ pub fn vm_init(jni: Jni) {
         if let Some(mut r) = describe(p, jni, thread, false) {
             r.before_init = true;
             r.start_ns = t;
-            let mut threads = lock(&p.threads);
-            if !threads.contains_key(&r.id) {
+            if let std::collections::btree_map::Entry::Vacant(e) = lock(&p.threads).entry(r.id) {
                 crate::xml_trace::thread_started(&r);
-                threads.insert(r.id, r);
+                e.insert(r);
             }
         }
         jni.delete_local(thread);

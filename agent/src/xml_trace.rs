@@ -88,7 +88,6 @@ impl Trace {
         drop(q);
         self.not_empty.notify_one();
     }
-
 }
 
 /// Appends whole elements to the file.
@@ -108,7 +107,8 @@ fn write(file: &mut File, batch: &[String]) {
 /// Opens the trace file at load time and writes the prolog; fails with the reason if it cannot.
 /// `allocations`: whether object allocations and frees are traced.
 pub fn open(path: &str, allocations: bool) -> Result<(), String> {
-    let mut f = File::create(path).map_err(|e| format!("cannot write the XML trace {path}: {e}"))?;
+    let mut f =
+        File::create(path).map_err(|e| format!("cannot write the XML trace {path}: {e}"))?;
     let prolog = format!(
         "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<TRACE version=\"1\" pid=\"{}\" timeUnit=\"ns\">\n",
         std::process::id()

@@ -8,7 +8,9 @@ use crate::error::RulesError;
 use crate::filter::Filter;
 use crate::pattern::{Pattern, PATTERN_SYNTAX};
 use crate::schema::{ProbeName, RulesFile, ThreadsSection};
-use crate::{Rules, ThreadRules, DEFAULT_DEPTH, DEFAULT_OUTPUT, DEFAULT_TRACE, MAX_DEPTH, MAX_WATCH_MS};
+use crate::{
+    Rules, ThreadRules, DEFAULT_DEPTH, DEFAULT_OUTPUT, DEFAULT_TRACE, MAX_DEPTH, MAX_WATCH_MS,
+};
 
 pub(crate) fn build(file: RulesFile, origin: &str) -> Result<Rules, RulesError> {
     let mut rules = Rules::empty();
