@@ -10,6 +10,8 @@
 #   depth1  rules/default.yaml, depth 1: plus the allocating frame of every object
 #   depth8  rules/default.yaml, depth 8
 #   live    rules/default.yaml, depth 0, live objects sampled 1 in 100
+#   monitors  agent loaded, no allocation probes (rules/empty.yaml); the thread and monitor profiler on:
+#           thread start/end and CPU time, contended enter/entered and wait/waited (MONITOR TIME)
 #   jfr     no agent; -XX:StartFlightRecording with settings=profile (allocation sampling on)
 # Build first: cargo build --release -p instr-agent. It is a benchmark, not a test: it asserts nothing.
 set -uo pipefail
@@ -31,6 +33,7 @@ opts() {
     depth1) echo "-agentpath:$LIB=rules=$ROOT/rules/default.yaml,file=$OUT/r-%p,depth=1" ;;
     depth8) echo "-agentpath:$LIB=rules=$ROOT/rules/default.yaml,file=$OUT/r-%p,depth=8" ;;
     live)   echo "-agentpath:$LIB=rules=$ROOT/rules/default.yaml,file=$OUT/r-%p,depth=0,live=100" ;;
+    monitors) echo "-agentpath:$LIB=rules=$ROOT/rules/empty.yaml,file=$OUT/r-%p,threads=on,monitors=on" ;;
     jfr)    echo "-XX:StartFlightRecording=filename=$OUT/r.jfr,settings=profile" ;;
   esac
 }

@@ -443,3 +443,38 @@ pub fn new_agent_thread(jni: Jni, name: &str) -> Option<jobject> {
     jni.delete_local(class);
     t
 }
+
+#[cfg(test)]
+mod tests {
+    use crate::options::{parse, Parsed};
+
+    fn threads(options: &str) -> Result<instr_rules::ThreadRules, String> {
+        match parse(options)? {
+            Parsed::Run(s) => Ok(s.rules.threads().clone()),
+            Parsed::Help => panic!("help"),
+        }
+    }
+
+    #[test]
+    fn inline_options() {
+        assert!(!threads("depth=2").unwrap().enabled);
+        let t = threads("threads=on").unwrap();
+        assert!(t.enabled && !t.monitors && t.trace.is_none());
+        let t = threads("monitors=on,deadlocks=250").unwrap();
+        assert!(t.enabled && t.monitors);
+        assert_eq!(t.watch_ms, 250);
+        let t = threads("trace=/tmp/t-%p.xml,trace-allocs=on,depth=0").unwrap();
+        assert_eq!(t.trace.as_deref(), Some("/tmp/t-%p.xml"));
+        assert!(t.trace_allocations);
+        let Ok(Parsed::Run(s)) = parse("trace=t.xml,trace-allocs=on,depth=0") else {
+            panic!()
+        };
+        assert_eq!(s.rules.depth(), 1, "the trace's allocations need a stack walk");
+        assert!(!threads("monitors=on,threads=off").unwrap().enabled);
+        assert!(threads("monitors=maybe").unwrap_err().contains("monitors=maybe"));
+        assert!(threads("deadlocks=soon").unwrap_err().contains("deadlocks=soon"));
+        assert!(threads("deadlocks=99999999").unwrap_err().contains("out of range"));
+        assert!(threads("trace=a%q").unwrap_err().contains("%q"));
+        assert!(threads("trace-allocs=on,live=5").unwrap_err().contains("live="));
+    }
+}
