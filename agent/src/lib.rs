@@ -111,17 +111,26 @@ unsafe fn load(vm: *mut JavaVM, options: &str) -> Result<(), String> {
     } else {
         &[]
     };
+    // Thread profiler alone (no probe selected): no class is rewritten, so neither the early class hook
+    // (which turns CDS off) nor HeapProxy is needed.
+    let rewriting = !threads::profiler_alone(&rules);
+    let class_hook_caps: &[u32] = if rewriting {
+        &[
+            capability::GENERATE_ALL_CLASS_HOOK_EVENTS,
+            capability::GENERATE_EARLY_CLASS_HOOK_EVENTS,
+            capability::GENERATE_EARLY_VMSTART,
+        ]
+    } else {
+        &[]
+    };
     let wanted = [
-        capability::GENERATE_ALL_CLASS_HOOK_EVENTS,
-        capability::GENERATE_EARLY_CLASS_HOOK_EVENTS,
-        capability::GENERATE_EARLY_VMSTART,
         capability::GET_SOURCE_FILE_NAME,
         capability::GET_LINE_NUMBERS,
         capability::GENERATE_GARBAGE_COLLECTION_EVENTS,
     ];
     let potential = jvmti.potential_capabilities();
     let mut caps = Capabilities::default();
-    for &bit in wanted.iter().chain(live_caps) {
+    for &bit in class_hook_caps.iter().chain(&wanted).chain(live_caps) {
         if !potential.has(bit) {
             return Err(format!(
                 "this VM does not offer the JVMTI capability {}",
@@ -170,7 +179,10 @@ unsafe fn load(vm: *mut JavaVM, options: &str) -> Result<(), String> {
         event::CLASS_FILE_LOAD_HOOK,
         event::GARBAGE_COLLECTION_START,
         event::GARBAGE_COLLECTION_FINISH,
-    ] {
+    ]
+    .into_iter()
+    .filter(|&e| rewriting || (e != event::VM_START && e != event::CLASS_FILE_LOAD_HOOK))
+    {
         if jvmti.set_event_notification_mode(e, ENABLE) != jvmti::ERROR_NONE {
             return Err(format!("cannot enable JVMTI event {e}"));
         }

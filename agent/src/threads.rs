@@ -107,6 +107,22 @@ pub fn apply_options(rules: &mut Rules, options: &[(&str, &str)]) -> Result<(), 
     Ok(())
 }
 
+/// Whether the thread profiler runs alone: no probe selected, so no class needs rewriting.
+pub fn profiler_alone(rules: &Rules) -> bool {
+    rules.threads().enabled && !rules.objects() && !rules.arrays() && !rules.methods()
+}
+
+/// The capabilities that find owned monitors (monitor dumps and deadlocks). HotSpot grants them only
+/// while loading, so they are asked for whenever the profiler is on, dumps being possible at any time.
+/// Their cost: C2 (JDK 16+) marks the safepoints where a non-escaping object is in scope, so that
+/// JVMTI can find an eliminated lock's monitor; before JDK 16 they disabled escape analysis.
+pub const MONITOR_INFO_CAPABILITIES: [u32; 4] = [
+    capability::GET_OWNED_MONITOR_INFO,
+    capability::GET_OWNED_MONITOR_STACK_DEPTH_INFO,
+    capability::GET_CURRENT_CONTENDED_MONITOR,
+    capability::GET_MONITOR_INFO,
+];
+
 /// The capabilities the `threads` rules need: required ones (the agent refuses to start without them) and
 /// optional ones (used when offered).
 pub fn wanted_capabilities(t: &ThreadRules) -> (Vec<u32>, Vec<u32>) {
@@ -116,11 +132,8 @@ pub fn wanted_capabilities(t: &ThreadRules) -> (Vec<u32>, Vec<u32>) {
     let mut required = vec![
         capability::GET_CURRENT_THREAD_CPU_TIME,
         capability::GET_THREAD_CPU_TIME,
-        capability::GET_OWNED_MONITOR_INFO,
-        capability::GET_OWNED_MONITOR_STACK_DEPTH_INFO,
-        capability::GET_CURRENT_CONTENDED_MONITOR,
-        capability::GET_MONITOR_INFO,
     ];
+    required.extend(MONITOR_INFO_CAPABILITIES);
     if t.monitors || t.trace.is_some() {
         required.push(capability::GENERATE_MONITOR_EVENTS);
     }
@@ -469,12 +482,24 @@ mod tests {
         let Ok(Parsed::Run(s)) = parse("trace=t.xml,trace-allocs=on,depth=0") else {
             panic!()
         };
-        assert_eq!(s.rules.depth(), 1, "the trace's allocations need a stack walk");
+        assert_eq!(
+            s.rules.depth(),
+            1,
+            "the trace's allocations need a stack walk"
+        );
         assert!(!threads("monitors=on,threads=off").unwrap().enabled);
-        assert!(threads("monitors=maybe").unwrap_err().contains("monitors=maybe"));
-        assert!(threads("deadlocks=soon").unwrap_err().contains("deadlocks=soon"));
-        assert!(threads("deadlocks=99999999").unwrap_err().contains("out of range"));
+        assert!(threads("monitors=maybe")
+            .unwrap_err()
+            .contains("monitors=maybe"));
+        assert!(threads("deadlocks=soon")
+            .unwrap_err()
+            .contains("deadlocks=soon"));
+        assert!(threads("deadlocks=99999999")
+            .unwrap_err()
+            .contains("out of range"));
         assert!(threads("trace=a%q").unwrap_err().contains("%q"));
-        assert!(threads("trace-allocs=on,live=5").unwrap_err().contains("live="));
+        assert!(threads("trace-allocs=on,live=5")
+            .unwrap_err()
+            .contains("live="));
     }
 }

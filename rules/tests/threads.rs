@@ -14,7 +14,10 @@ fn reject(text: &str) -> String {
 
 #[test]
 fn absent_means_off() {
-    assert_eq!(parse("probes: [objects]\n").threads(), &ThreadRules::default());
+    assert_eq!(
+        parse("probes: [objects]\n").threads(),
+        &ThreadRules::default()
+    );
     assert!(!Rules::empty().threads().enabled);
 }
 
@@ -45,10 +48,16 @@ fn an_empty_section_turns_on_threads_only() {
 #[test]
 fn errors_point_at_the_value() {
     let e = reject("threads:\n  monitor: true\n");
-    assert!(e.starts_with("rules.yaml:2:3: unknown key `monitor`"), "{e}");
+    assert!(
+        e.starts_with("rules.yaml:2:3: unknown key `monitor`"),
+        "{e}"
+    );
     assert!(e.contains("did you mean `monitors`?"), "{e}");
     let e = reject("threads:\n  deadlocks:\n    watch_ms: -1\n");
-    assert!(e.starts_with("rules.yaml:3:15: watch_ms -1 is out of range"), "{e}");
+    assert!(
+        e.starts_with("rules.yaml:3:15: watch_ms -1 is out of range"),
+        "{e}"
+    );
     let e = reject("threads:\n  trace:\n    file: \"t-%q.xml\"\n");
     assert!(e.starts_with("rules.yaml:3:11: "), "{e}");
     assert!(e.contains("`trace.file`") && e.contains("`%q`"), "{e}");
