@@ -1,9 +1,10 @@
 #!/bin/bash
 # The agent's overhead on the evaluation kit's real workloads, beside JFR, in one run:
-#   bench/agent-bench.sh [-n RUNS] [-m MODES] [WORKLOAD...]
+#   bench/agent-bench.sh [-n RUNS] [-m MODES] [-c] [WORKLOAD...]
 # For each workload (default: all of ../shared/workloads) and each mode, RUNS runs interleaved with RUNS
 # runs without any agent; prints the median wall seconds, the ratio to no agent, and the geometric mean
-# of the ratios per mode. Modes (default "empty count live jfr"; "depth1" and "depth8" walk a stack per
+# of the ratios per mode. -c measures CPU seconds (user + system of the JVM, all its threads) instead of
+# wall seconds: steadier than wall time when other processes compete for the cores. Modes (default "empty count live jfr"; "depth1" and "depth8" walk a stack per
 # object and take minutes per workload):
 #   empty   agent loaded, rules select nothing (rules/empty.yaml)
 #   count   rules/default.yaml, depth 0: exact per-class and per-array-site counts
@@ -19,8 +20,8 @@ cd "$(dirname "$0")/.."
 ROOT=$PWD
 KIT=${INSTR_WORKLOADS:-$ROOT/../shared/workloads}
 LIB=$ROOT/target/release/libinstr.so
-N=3; MODES="empty count live jfr"
-while getopts "n:m:" o; do case $o in n) N=$OPTARG;; m) MODES=$OPTARG;; *) exit 2;; esac; done
+N=3; MODES="empty count live jfr"; CPU=
+while getopts "n:m:c" o; do case $o in n) N=$OPTARG;; m) MODES=$OPTARG;; c) CPU=1;; *) exit 2;; esac; done
 shift $((OPTIND - 1))
 NAMES=${*:-h2 lucene xalan fop sunflow javac}
 [ -f "$LIB" ] || { echo "missing $LIB: cargo build --release -p instr-agent" >&2; exit 2; }
@@ -38,13 +39,14 @@ opts() {
   esac
 }
 run1() {  # run1 WORKLOAD MODE I -> seconds, or nothing on failure
-  local log=$OUT/logs/$1-$2-$3.log
-  if WL_TMP=$OUT/scratch JAVA_OPTS="$(opts "$2")" "$KIT/$1/run.sh" > "$log" 2>&1; then
-    sed -n 's/^wall_seconds: //p' "$log" | tail -1
-  else echo "FAILED: $1 $2 run $3 (see $log)" >&2; fi
+  local log=$OUT/logs/$1-$2-$3.log rc=0 TIMEFORMAT='%U %S'
+  { time WL_TMP=$OUT/scratch JAVA_OPTS="$(opts "$2")" "$KIT/$1/run.sh" > "$log" 2>&1 || rc=$?; } 2> "$log.cpu"
+  if [ "$rc" -ne 0 ]; then echo "FAILED: $1 $2 run $3 (see $log)" >&2
+  elif [ -n "$CPU" ]; then awk '{ printf "%.2f\n", $1 + $2 }' "$log.cpu"
+  else sed -n 's/^wall_seconds: //p' "$log" | tail -1; fi
 }
 median() { sort -n | awk '{a[NR]=$1} END {if (NR==0) print "-"; else if (NR%2) print a[(NR+1)/2]; else printf "%.2f", (a[NR/2]+a[NR/2+1])/2}'; }
-echo "java: $(java -version 2>&1 | head -1); runs: $N; modes: $MODES"
+echo "java: $(java -version 2>&1 | head -1); runs: $N; modes: $MODES; metric: $([ -n "$CPU" ] && echo cpu || echo wall) seconds; load: $(cut -d' ' -f1-3 /proc/loadavg)"
 printf '%-9s %8s' workload none_s; for m in $MODES; do printf ' %9s %6s' "${m}_s" ratio; done; echo
 declare -A logsum count
 for w in $NAMES; do
@@ -72,3 +74,4 @@ for m in $MODES; do
   printf ' %9s %6s' "" "$g"
 done
 echo
+echo "load at end: $(cut -d' ' -f1-3 /proc/loadavg)"
