@@ -22,6 +22,9 @@ macro_rules! jni {
     }};
 }
 
+// The thread and monitor profiler's calls live in jni_ext.rs.
+pub(crate) use jni;
+
 impl Jni {
     /// Clears a pending exception; true if there was one.
     pub fn clear_exception(&self) -> bool {

@@ -126,15 +126,16 @@ pub type ObjectFreeFn = unsafe extern "system" fn(Env, jlong);
 pub type VmObjectAllocFn =
     unsafe extern "system" fn(Env, *mut JNIEnv, jthread, jobject, jclass, jlong);
 
-/// `jvmtiEventCallbacks`: one slot per event number from 50 (VM_INIT) to 86.
+/// `jvmtiEventCallbacks`: one slot per event number from 50 (VM_INIT) to 88 (VIRTUAL_THREAD_END, JDK 21+).
+/// Older VMs copy only the slots they know (SetEventCallbacks takes the size).
 #[repr(C)]
 pub struct EventCallbacks {
-    slots: [Option<unsafe extern "system" fn()>; 37],
+    slots: [Option<unsafe extern "system" fn()>; 39],
 }
 
 impl Default for EventCallbacks {
     fn default() -> Self {
-        EventCallbacks { slots: [None; 37] }
+        EventCallbacks { slots: [None; 39] }
     }
 }
 
@@ -168,6 +169,9 @@ macro_rules! call {
         }
     }};
 }
+
+// The thread and monitor profiler's calls live in jvmti_ext.rs.
+pub(crate) use call;
 
 impl Jvmti {
     pub fn set_event_notification_mode(&self, event: u32, mode: jint) -> JvmtiError {

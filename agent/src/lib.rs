@@ -10,16 +10,24 @@
 //! * VM_INIT: `HeapProxy.engage(...)`; classes loaded from then on call the native flavour.
 //! * VM_DEATH: read the counters back and write the reports (`report.rs`).
 
+pub mod deadlocks;
 pub mod hook;
 pub mod jni;
+pub mod jni_ext;
 pub mod jvmti;
 pub mod live;
+pub mod jvmti_ext;
+pub mod monitor_report;
+pub mod monitors;
 pub mod natives;
+pub mod object_free;
 pub mod options;
 pub mod report;
 pub mod stacks;
 pub mod vm_allocations;
 pub mod state;
+pub mod threads;
+pub mod xml_trace;
 
 use std::ffi::{c_char, c_void, CStr};
 use std::panic::{catch_unwind, AssertUnwindSafe};
@@ -92,6 +100,7 @@ unsafe fn load(vm: *mut JavaVM, options: &str) -> Result<(), String> {
     let rules = settings.rules;
     let live_every = settings.live_every;
     check_output_writable(&rules.output_path(std::process::id()))?;
+    threads::check_outputs(&rules)?;
 
     let mut env: *mut c_void = std::ptr::null_mut();
     let rc = unsafe { ((**vm).GetEnv.unwrap())(vm, &mut env, jvmti::VERSION_1_2) };
@@ -113,17 +122,31 @@ unsafe fn load(vm: *mut JavaVM, options: &str) -> Result<(), String> {
     } else {
         &[]
     };
+    // Thread profiler alone (no probe selected): no class is rewritten, so neither the early class hook
+    // (which turns CDS off) nor HeapProxy is needed.
+    let rewriting = !threads::profiler_alone(&rules);
+    let class_hook_caps: &[u32] = if rewriting {
+        &[
+            capability::GENERATE_ALL_CLASS_HOOK_EVENTS,
+            capability::GENERATE_EARLY_CLASS_HOOK_EVENTS,
+            capability::GENERATE_EARLY_VMSTART,
+        ]
+    } else {
+        &[]
+    };
     let wanted = [
-        capability::GENERATE_ALL_CLASS_HOOK_EVENTS,
-        capability::GENERATE_EARLY_CLASS_HOOK_EVENTS,
-        capability::GENERATE_EARLY_VMSTART,
         capability::GET_SOURCE_FILE_NAME,
         capability::GET_LINE_NUMBERS,
         capability::GENERATE_GARBAGE_COLLECTION_EVENTS,
     ];
     let potential = jvmti.potential_capabilities();
     let mut caps = Capabilities::default();
-    for &bit in wanted.iter().chain(live_caps).chain(vm_alloc_caps) {
+    for &bit in class_hook_caps
+        .iter()
+        .chain(&wanted)
+        .chain(live_caps)
+        .chain(vm_alloc_caps)
+    {
         if !potential.has(bit) {
             return Err(format!(
                 "this VM does not offer the JVMTI capability {}",
@@ -132,6 +155,7 @@ unsafe fn load(vm: *mut JavaVM, options: &str) -> Result<(), String> {
         }
         caps = caps.with(bit);
     }
+    let caps = threads::add_capabilities(rules.threads(), &potential, caps)?;
     if jvmti.add_capabilities(&caps) != jvmti::ERROR_NONE {
         return Err("AddCapabilities failed".into());
     }
@@ -164,12 +188,18 @@ unsafe fn load(vm: *mut JavaVM, options: &str) -> Result<(), String> {
     );
     callbacks.set(event::GARBAGE_COLLECTION_START, gc_start as jvmti::GcFn);
     callbacks.set(event::GARBAGE_COLLECTION_FINISH, gc_finish as jvmti::GcFn);
-    callbacks.set(event::OBJECT_FREE, object_free as jvmti::ObjectFreeFn);
+    callbacks.set(
+        event::OBJECT_FREE,
+        object_free::object_free as jvmti::ObjectFreeFn,
+    );
     callbacks.set(event::DATA_DUMP_REQUEST, data_dump_request as jvmti::GcFn);
     callbacks.set(
         event::VM_OBJECT_ALLOC,
         vm_allocations::vm_object_alloc as jvmti::VmObjectAllocFn,
     );
+    if let Some(a) = agent() {
+        threads::install(jvmti, &a.rules, &caps, &mut callbacks);
+    }
     if jvmti.set_event_callbacks(&callbacks) != jvmti::ERROR_NONE {
         return Err("SetEventCallbacks failed".into());
     }
@@ -191,11 +221,15 @@ unsafe fn load(vm: *mut JavaVM, options: &str) -> Result<(), String> {
         event::CLASS_FILE_LOAD_HOOK,
         event::GARBAGE_COLLECTION_START,
         event::GARBAGE_COLLECTION_FINISH,
-    ] {
+    ]
+    .into_iter()
+    .filter(|&e| rewriting || (e != event::VM_START && e != event::CLASS_FILE_LOAD_HOOK))
+    {
         if jvmti.set_event_notification_mode(e, ENABLE) != jvmti::ERROR_NONE {
             return Err(format!("cannot enable JVMTI event {e}"));
         }
     }
+    threads::enable_events(jvmti)?;
     Ok(())
 }
 
@@ -223,6 +257,7 @@ unsafe extern "system" fn vm_start(_jvmti: Env, env: *mut JNIEnv) {
 
 unsafe extern "system" fn vm_init(_jvmti: Env, env: *mut JNIEnv, _thread: jthread) {
     let _ = catch_unwind(AssertUnwindSafe(|| {
+        threads::vm_init(Jni(env));
         let Some(a) = agent() else { return };
         let Some(proxy) = *lock(&a.proxy) else { return };
         let jni = Jni(env);
@@ -264,6 +299,11 @@ unsafe extern "system" fn vm_init(_jvmti: Env, env: *mut JNIEnv, _thread: jthrea
                 i: a.live_every as jint,
             },
         ];
+        if a.rules.threads().trace_allocations {
+            if let Some(f) = jni.static_field(proxy.0, "traceObjects", "Z") {
+                jni.set_static_boolean(proxy.0, f, true);
+            }
+        }
         if jni.call_static_void(proxy.0, engage, &args) {
             a.vm_allocators.resolve(jni, proxy.0);
             vm_allocations::hook_alloc_object(a);
@@ -323,14 +363,17 @@ fn array_layout(a: &Agent, jni: Jni) -> (i64, jint) {
 
 unsafe extern "system" fn vm_death(_jvmti: Env, env: *mut JNIEnv) {
     let _ = catch_unwind(AssertUnwindSafe(|| {
+        threads::vm_death(Jni(env));
         let Some(a) = agent() else { return };
         let Some(proxy) = *lock(&a.proxy) else { return };
         report::write_all(a, Jni(env), proxy.0, report::When::AtExit);
     }));
 }
 
-/// SIGQUIT or `jcmd <pid> JVMTI.data_dump`: the reports as they are now, while the program runs on.
-unsafe extern "system" fn data_dump_request(_jvmti: Env) {
+/// SIGQUIT or `jcmd <pid> JVMTI.data_dump`: the reports as they are now, while the program runs on,
+/// and, with the thread profiler, a monitor dump and deadlock check (deadlocks.rs).
+unsafe extern "system" fn data_dump_request(jvmti: Env) {
+    unsafe { deadlocks::data_dump_request(jvmti) };
     let _ = catch_unwind(AssertUnwindSafe(|| {
         let Some(a) = agent() else { return };
         if !a.engaged.load(Ordering::Acquire) {
@@ -348,6 +391,7 @@ unsafe extern "system" fn gc_start(_jvmti: Env) {
     if let Some(a) = agent() {
         a.gc.started.store(since_load(), Ordering::Relaxed);
     }
+    xml_trace::gc(true);
 }
 
 unsafe extern "system" fn gc_finish(_jvmti: Env) {
@@ -357,11 +401,5 @@ unsafe extern "system" fn gc_finish(_jvmti: Env) {
         a.gc.total_nanos.fetch_add(pause, Ordering::Relaxed);
         a.gc.max_nanos.fetch_max(pause, Ordering::Relaxed);
     }
-}
-
-unsafe extern "system" fn object_free(_jvmti: Env, tag: jni_sys::jlong) {
-    // Service thread, after a collection: no JNI and no tag functions here (live.rs).
-    if let Some(live) = agent().and_then(|a| a.live.as_ref()) {
-        live.freed(tag);
-    }
+    xml_trace::gc(false);
 }

@@ -102,3 +102,14 @@ pub extern "system" fn Java_java_lang_HeapProxy_tagSite(
 ) {
     tag(o, Owner::Site(site as u32));
 }
+
+/// An object for the XML trace's `objAlloc` (only when the trace records allocations).
+#[no_mangle]
+pub extern "system" fn Java_java_lang_HeapProxy_traceObject(
+    env: *mut JNIEnv,
+    _: jclass,
+    o: jobject,
+    slot: jint,
+) {
+    guarded(|| crate::xml_trace::object_allocated(crate::jni::Jni(env), o, slot));
+}

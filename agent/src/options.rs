@@ -13,9 +13,16 @@ OPTIONS is either a rules file (rules/*.yaml) or comma-separated key=value pairs
   depth=N       stack depth of allocation sites, 0..64 (0: per class only)
   live=MODE     live objects at exit: off (default), exact (tag every object: slow, for tests)
                 or N (tag every N-th allocation of each class; live counts are scaled by N)
+  threads=on    thread start/end, CPU time and lifetime; monitor dumps and deadlock checks on
+                demand (SIGQUIT or jcmd PID JVMTI.data_dump) into PREFIX.monitors.txt/.json
+  monitors=on   also contended monitor enter/entered and wait/waited: MONITOR TIME (implies threads)
+  deadlocks=MS  also check for deadlocks every MS milliseconds (0: on demand only; implies threads)
+  trace=PATH    also stream an XML event trace to PATH (%p: pid; implies threads)
+  trace-allocs=on   put object allocations and frees in the trace (walks a stack per object)
   help          print this and stop
 Reports, written at VM exit: PREFIX.txt (hprof-style SITES and TRACEs), PREFIX.json (exact counts,
-schema instr-heap/1) and PREFIX.collapsed (flame-graph input: stack;class bytes).";
+schema instr-heap/1) and PREFIX.collapsed (flame-graph input: stack;class bytes); with threads on,
+PREFIX.threads.txt (THREADS and MONITOR TIME) and PREFIX.threads.json (schema instr-threads/1).";
 
 /// The built-in rules when none are given: those of rules/default.yaml.
 const DEFAULT_RULES: &str = include_str!("../../rules/default.yaml");
@@ -40,22 +47,17 @@ pub fn parse(options: &str) -> Result<Parsed, String> {
     if options == "help" {
         return Ok(Parsed::Help);
     }
-    let run = |rules: Rules| {
-        Parsed::Run(Settings {
-            live_every: rules.live(),
-            rules,
-        })
-    };
     if options.is_empty() {
-        return built_in().map(run);
+        return built_in().and_then(run);
     }
     if !options.contains('=') {
-        return load(&PathBuf::from(options)).map(run);
+        return load(&PathBuf::from(options)).and_then(run);
     }
     let mut rules = None;
     let mut file = None;
     let mut depth = None;
     let mut live_every = None;
+    let mut thread_options: Vec<(&str, &str)> = Vec::new();
     for pair in options.split(',') {
         let (key, value) = pair.split_once('=').ok_or_else(|| {
             format!("option '{pair}' is not key=value (see -agentpath:libinstr.so=help)")
@@ -79,10 +81,13 @@ pub fn parse(options: &str) -> Result<Parsed, String> {
                     })?,
                 })
             }
+            k @ ("threads" | "monitors" | "deadlocks" | "trace" | "trace-allocs") => {
+                thread_options.push((k, value))
+            }
             "help" => return Ok(Parsed::Help),
             other => {
                 return Err(format!(
-                    "unknown option '{other}' (known: rules, file, depth, live, help)"
+                    "unknown option '{other}' (known: rules, file, depth, live, threads, monitors, deadlocks, trace, trace-allocs, help)"
                 ))
             }
         }
@@ -100,7 +105,19 @@ pub fn parse(options: &str) -> Result<Parsed, String> {
     if let Some(live) = live_every {
         r.set_live(live);
     }
-    Ok(run(r))
+    crate::threads::apply_options(&mut r, &thread_options)?;
+    run(r)
+}
+
+/// The settings the rules amount to, once every override is applied.
+fn run(rules: Rules) -> Result<Parsed, String> {
+    if rules.live() > 0 && rules.threads().trace_allocations {
+        return Err("live= and the trace's allocations both tag objects; use one at a time".into());
+    }
+    Ok(Parsed::Run(Settings {
+        live_every: rules.live(),
+        rules,
+    }))
 }
 
 fn load(path: &std::path::Path) -> Result<Rules, String> {

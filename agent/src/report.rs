@@ -21,6 +21,7 @@ pub struct ClassCount {
     pub live: Option<(u64, u64)>,
 }
 
+#[derive(Clone, Debug)]
 pub struct ResolvedFrame {
     pub class: String,
     pub method: String,
@@ -289,20 +290,20 @@ type MethodNames = (
 );
 
 /// jmethodID -> class, name, descriptor, source file and line table, each looked up once.
-struct FrameResolver<'a> {
+pub struct FrameResolver<'a> {
     a: &'a Agent,
     methods: HashMap<usize, MethodNames>,
 }
 
 impl<'a> FrameResolver<'a> {
-    fn new(a: &'a Agent) -> Self {
+    pub fn new(a: &'a Agent) -> Self {
         FrameResolver {
             a,
             methods: HashMap::new(),
         }
     }
 
-    fn resolve(&mut self, jni: Jni, method: jmethodID, location: i64) -> ResolvedFrame {
+    pub fn resolve(&mut self, jni: Jni, method: jmethodID, location: i64) -> ResolvedFrame {
         let a = self.a;
         let entry = self.methods.entry(method as usize).or_insert_with(|| {
             let (name, sig) = a

@@ -154,7 +154,8 @@ fn yaml_hint(error: &YamlError) -> String {
              starting with `*` must be quoted, e.g. \"*.Foo\""
             .to_owned(),
         _ => "see rules/README.md for the schema: probes, methods {include, exclude, bridges, \
-              synthetic}, allocations {include, exclude, depth}, output"
+              synthetic}, allocations {include, exclude, depth}, output, threads {monitors, deadlocks {watch_ms}, \
+              trace {file, allocations}}"
             .to_owned(),
     }
 }

@@ -29,6 +29,26 @@ pub const MAX_DEPTH: u32 = 64;
 /// `output` when a rules file does not set it.
 pub const DEFAULT_OUTPUT: &str = "instr-%p";
 
+/// `threads.trace.file` when a rules file enables the trace without naming a file.
+pub const DEFAULT_TRACE: &str = "instr-%p.xml";
+/// The largest `threads.deadlocks.watch_ms` accepted (one hour).
+pub const MAX_WATCH_MS: u32 = 3_600_000;
+
+/// The `threads` section: the thread and monitor profiler. All off by default.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct ThreadRules {
+    /// Thread start/end, CPU time, monitor dumps on demand (DataDumpRequest).
+    pub enabled: bool,
+    /// Contended enter/entered and wait/waited events (MONITOR TIME).
+    pub monitors: bool,
+    /// Milliseconds between two checks of the deadlock watcher; 0: on demand only.
+    pub watch_ms: u32,
+    /// The XML trace's path template (`%p`: pid), when the trace is on.
+    pub trace: Option<String>,
+    /// Whether the trace holds object allocations and frees (forces a stack walk per object).
+    pub trace_allocations: bool,
+}
+
 /// Method access flags that the method filter looks at.
 pub const ACC_BRIDGE: u16 = 0x0040;
 pub const ACC_SYNTHETIC: u16 = 0x1000;
@@ -47,6 +67,7 @@ pub struct Rules {
     /// Live-object tracking: 0 off, 1 exact, N sampled one in N.
     live: u32,
     output: String,
+    threads: ThreadRules,
 }
 
 impl Rules {
@@ -99,6 +120,7 @@ impl Rules {
             depth: DEFAULT_DEPTH,
             live: 0,
             output: DEFAULT_OUTPUT.to_owned(),
+            threads: ThreadRules::default(),
         }
     }
 
@@ -147,22 +169,35 @@ impl Rules {
     /// The report path prefix for process `pid`: `%p` becomes the pid and `%%` a `%`. Any other
     /// `%` is kept as is (only templates set through [`Rules::set_output`] can hold one).
     pub fn output_path(&self, pid: u32) -> String {
-        let mut path = String::with_capacity(self.output.len() + 8);
-        let mut chars = self.output.chars().peekable();
-        while let Some(c) = chars.next() {
-            match (c, chars.peek()) {
-                ('%', Some('p')) => {
-                    path.push_str(&pid.to_string());
-                    chars.next();
-                }
-                ('%', Some('%')) => {
-                    path.push('%');
-                    chars.next();
-                }
-                _ => path.push(c),
-            }
+        expand_template(&self.output, pid)
+    }
+
+    /// The `threads` section (all off when the file has none).
+    pub fn threads(&self) -> &ThreadRules {
+        &self.threads
+    }
+
+    /// Overrides the `threads` section from the agent's inline options. A `watch_ms` out of range
+    /// is an error; a bad trace template is checked like `output`.
+    pub fn set_threads(&mut self, threads: ThreadRules) -> Result<(), RulesError> {
+        if validate::watch_in_range(i64::from(threads.watch_ms)).is_none() {
+            return Err(RulesError::whole(
+                "agent option `deadlocks`",
+                format!("watch interval {} ms is out of range", threads.watch_ms),
+                validate::watch_hint(),
+            ));
         }
-        path
+        if let Some(trace) = &threads.trace {
+            validate::check_output(trace).map_err(|problem| {
+                RulesError::whole(
+                    "agent option `trace`",
+                    problem.replace("`output`", "`trace`"),
+                    format!("`trace` is a file path where `%p` stands for the process id, e.g. \"{DEFAULT_TRACE}\""),
+                )
+            })?;
+        }
+        self.threads = threads;
+        Ok(())
     }
 
     /// Allocation-site filter, applied by the agent at runtime for Object.<init> allocations: whether
@@ -226,6 +261,26 @@ impl Rules {
     pub fn set_output(&mut self, output: String) {
         self.output = output;
     }
+}
+
+/// `%p` becomes `pid` and `%%` a `%`; any other `%` is kept as is.
+pub fn expand_template(template: &str, pid: u32) -> String {
+    let mut path = String::with_capacity(template.len() + 8);
+    let mut chars = template.chars().peekable();
+    while let Some(c) = chars.next() {
+        match (c, chars.peek()) {
+            ('%', Some('p')) => {
+                path.push_str(&pid.to_string());
+                chars.next();
+            }
+            ('%', Some('%')) => {
+                path.push('%');
+                chars.next();
+            }
+            _ => path.push(c),
+        }
+    }
+    path
 }
 
 impl Default for Rules {

@@ -21,6 +21,44 @@ pub struct RulesFile {
     /// Report path prefix template.
     #[serde(default)]
     pub output: Option<Spanned<String>>,
+    /// The thread and monitor profiler (off when absent).
+    #[serde(default)]
+    pub threads: Option<ThreadsSection>,
+}
+
+/// `threads:`: thread start/end, CPU time and on-demand monitor dumps whenever present; the rest opt-in.
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ThreadsSection {
+    /// Contended enter/entered and wait/waited events, aggregated into MONITOR TIME.
+    #[serde(default)]
+    pub monitors: Option<bool>,
+    /// The periodic deadlock watcher.
+    #[serde(default)]
+    pub deadlocks: Option<DeadlocksSection>,
+    /// The XML event trace.
+    #[serde(default)]
+    pub trace: Option<TraceSection>,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct DeadlocksSection {
+    /// Milliseconds between two checks; 0 (or absent) checks on demand only. Signed so that a
+    /// negative value gets our range message.
+    #[serde(default)]
+    pub watch_ms: Option<Spanned<i64>>,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct TraceSection {
+    /// Path template of the trace (`%p`: pid).
+    #[serde(default)]
+    pub file: Option<Spanned<String>>,
+    /// Whether object allocations (and frees) of the recorded sites are traced.
+    #[serde(default)]
+    pub allocations: Option<bool>,
 }
 
 /// The names allowed in `probes`.

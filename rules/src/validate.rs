@@ -7,8 +7,10 @@ use serde_saphyr::{Location, Spanned};
 use crate::error::RulesError;
 use crate::filter::Filter;
 use crate::pattern::{Pattern, PATTERN_SYNTAX};
-use crate::schema::{ProbeName, RulesFile};
-use crate::{Rules, DEFAULT_DEPTH, DEFAULT_OUTPUT, MAX_DEPTH};
+use crate::schema::{ProbeName, RulesFile, ThreadsSection};
+use crate::{
+    Rules, ThreadRules, DEFAULT_DEPTH, DEFAULT_OUTPUT, DEFAULT_TRACE, MAX_DEPTH, MAX_WATCH_MS,
+};
 
 pub(crate) fn build(file: RulesFile, origin: &str) -> Result<Rules, RulesError> {
     let mut rules = Rules::empty();
@@ -86,11 +88,63 @@ pub(crate) fn build(file: RulesFile, origin: &str) -> Result<Rules, RulesError> 
         rules.output = output.value;
     }
 
+    if let Some(threads) = file.threads {
+        rules.threads = threads_section(origin, threads)?;
+    }
+
     Ok(rules)
 }
 
 const LIVE_HINT: &str = "`live` is 0 (off), 1 (track every object: exact) or N (one object in N per site, \
      counts scaled by N)";
+
+fn threads_section(origin: &str, section: ThreadsSection) -> Result<ThreadRules, RulesError> {
+    let mut t = ThreadRules {
+        enabled: true,
+        monitors: section.monitors.unwrap_or(false),
+        ..ThreadRules::default()
+    };
+    if let Some(watch) = section.deadlocks.and_then(|d| d.watch_ms) {
+        t.watch_ms = watch_in_range(watch.value).ok_or_else(|| {
+            error_at(
+                origin,
+                &watch,
+                format!("watch_ms {} is out of range", watch.value),
+                watch_hint(),
+            )
+        })?;
+    }
+    if let Some(trace) = section.trace {
+        let file = match trace.file {
+            Some(file) => {
+                check_output(&file.value).map_err(|problem| {
+                    error_at(
+                        origin,
+                        &file,
+                        problem.replace("`output`", "`trace.file`"),
+                        format!(
+                            "`trace.file` is a path where `%p` stands for the process id and `%%` \
+                             for a literal `%`, e.g. \"{DEFAULT_TRACE}\""
+                        ),
+                    )
+                })?;
+                file.value
+            }
+            None => DEFAULT_TRACE.to_owned(),
+        };
+        t.trace = Some(file);
+        t.trace_allocations = trace.allocations.unwrap_or(false);
+    }
+    Ok(t)
+}
+
+pub(crate) fn watch_in_range(ms: i64) -> Option<u32> {
+    u32::try_from(ms).ok().filter(|ms| *ms <= MAX_WATCH_MS)
+}
+
+pub(crate) fn watch_hint() -> String {
+    format!("`watch_ms` is the time between two deadlock checks in milliseconds, 0 (on demand only) to {MAX_WATCH_MS}")
+}
 
 pub(crate) fn depth_in_range(depth: i64) -> Option<u32> {
     u32::try_from(depth)
@@ -112,7 +166,7 @@ fn patterns(origin: &str, written: Vec<Spanned<String>>) -> Result<Vec<Pattern>,
         .collect()
 }
 
-fn check_output(template: &str) -> Result<(), String> {
+pub(crate) fn check_output(template: &str) -> Result<(), String> {
     if template.is_empty() {
         return Err("`output` is empty".to_owned());
     }

@@ -34,6 +34,9 @@ public final class HeapProxy {
     private static long REFS;           // base offset of Object[] elements
     private static long REF_SCALE;
 
+    /** Set by the agent when the XML trace records allocations: every object is reported to it (a native call). */
+    static boolean traceObjects;
+
     /** Frames per allocation site: 0 per class only, 1 the allocating frame (a static site), more: a stack walk. */
     private static int depth;
 
@@ -114,6 +117,7 @@ public final class HeapProxy {
         if (slot < 0) return;
         long before = add(instances, slot, 1);
         if (liveEvery > 0 && depth == 0 && sampled(before)) tag(o, slot);
+        if (traceObjects) traceObject(o, slot);
     }
 
     /**
@@ -169,6 +173,8 @@ public final class HeapProxy {
 
     /** A class seen for the first time: the agent records its instance size. */
     private static native void classSeen(int slot, Object instance);
+    /** Reports an object to the XML trace (docs/XML-TRACE.md). */
+    private static native void traceObject(Object o, int slot);
     /** Tags an object sampled for live tracking with its class slot (depth 0). */
     private static native void tag(Object o, int slot);
     /** Tags an object or array sampled for live tracking with its allocation site (depth > 0). */

@@ -1,0 +1,322 @@
+//! Monitor contention and waits: the four JVMTI monitor events, aggregated per monitor class and waiter
+//! stack (MONITOR TIME), and forwarded to the XML trace when it is on.
+//!
+//! Cost: JVMTI reports only *contended* enters (a thread found the monitor owned and is about to block)
+//! and waits, so an uncontended `synchronized` never reaches the agent. Each event takes the waiter's
+//! stack (GetStackTrace), the monitor's class and hash code; the owner of a contended monitor needs
+//! GetObjectMonitorUsage, a VM operation (a safepoint), so outside the trace it is looked up at most once
+//! per `OWNER_INTERVAL_NS`.
+
+// Object handles are opaque and only passed back to the VM (see jni.rs).
+#![allow(clippy::not_unsafe_ptr_arg_deref)]
+use std::collections::{BTreeMap, HashMap};
+use std::panic::{catch_unwind, AssertUnwindSafe};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Mutex, OnceLock};
+
+use jni_sys::{jboolean, jlong, jobject, JNIEnv};
+
+use crate::jni::Jni;
+use crate::jvmti::{jthread, Env, EventCallbacks, FrameInfo};
+use crate::jvmti_ext::{event, MonitorFn, MonitorWaitFn, MonitorWaitedFn};
+use crate::report::java_name;
+use crate::stacks::Frame;
+use crate::state::lock;
+use crate::threads::{now, profiler, thread_id, thread_name, Profiler};
+
+/// Outside the XML trace, the owner of a contended monitor is looked up at most this often.
+pub const OWNER_INTERVAL_NS: u64 = 10_000_000;
+
+#[derive(Clone, Debug, Hash, PartialEq, Eq, PartialOrd, Ord)]
+pub struct ContendKey {
+    pub class: String,
+    pub frames: Vec<Frame>,
+}
+
+#[derive(Clone, Debug, Default)]
+pub struct ContendStats {
+    pub count: u64,
+    pub blocked_ns: u64,
+    pub max_blocked_ns: u64,
+    /// Owner thread name -> times it was seen owning the monitor when a waiter arrived.
+    pub owners: BTreeMap<String, u64>,
+    /// Waiter thread name -> times it blocked here.
+    pub waiters: BTreeMap<String, u64>,
+}
+
+#[derive(Clone, Debug, Hash, PartialEq, Eq, PartialOrd, Ord)]
+pub struct WaitKey {
+    pub class: String,
+    pub frames: Vec<Frame>,
+    /// The `wait(timeout)` argument in milliseconds; 0 is `wait()`.
+    pub timeout_ms: i64,
+}
+
+#[derive(Clone, Debug, Default)]
+pub struct WaitStats {
+    pub count: u64,
+    pub timed_out: u64,
+    pub notified: u64,
+    pub waited_ns: u64,
+    pub min_waited_ns: u64,
+    pub max_waited_ns: u64,
+    pub waiters: BTreeMap<String, u64>,
+}
+
+struct Pending {
+    start: u64,
+    class: String,
+    frames: Vec<Frame>,
+    timeout_ms: i64,
+    thread: String,
+}
+
+#[derive(Default)]
+pub struct Monitors {
+    entering: Mutex<HashMap<i64, Pending>>,
+    waiting: Mutex<HashMap<i64, Pending>>,
+    pub contended: Mutex<HashMap<ContendKey, ContendStats>>,
+    pub waits: Mutex<HashMap<WaitKey, WaitStats>>,
+    last_owner_lookup: AtomicU64,
+    /// jmethodID -> whether it is one of `java.lang.Object`'s wait methods (skipped in waiter stacks).
+    object_wait: Mutex<HashMap<usize, bool>>,
+}
+
+pub fn monitors() -> &'static Monitors {
+    static M: OnceLock<Monitors> = OnceLock::new();
+    M.get_or_init(Default::default)
+}
+
+pub fn register(callbacks: &mut EventCallbacks) {
+    callbacks.set(event::MONITOR_CONTENDED_ENTER, contended_enter as MonitorFn);
+    callbacks.set(
+        event::MONITOR_CONTENDED_ENTERED,
+        contended_entered as MonitorFn,
+    );
+    callbacks.set(event::MONITOR_WAIT, monitor_wait as MonitorWaitFn);
+    callbacks.set(event::MONITOR_WAITED, monitor_waited as MonitorWaitedFn);
+}
+
+/// The class of an object, as a Java name.
+pub fn class_of(p: &Profiler, jni: Jni, o: jobject) -> String {
+    let c = jni.object_class(o);
+    if c.is_null() {
+        return "?".into();
+    }
+    let name = p
+        .jvmti
+        .class_signature(c)
+        .map(|s| java_name(&s))
+        .unwrap_or_else(|| "?".into());
+    jni.delete_local(c);
+    name
+}
+
+/// The current thread's top frames, skipping `java.lang.Object`'s wait methods when `skip_wait`.
+fn waiter_frames(p: &Profiler, skip_wait: bool) -> Vec<Frame> {
+    let mut buf = [FrameInfo {
+        method: std::ptr::null_mut(),
+        location: 0,
+    }; 72];
+    let want = (p.depth + if skip_wait { 4 } else { 0 }).min(buf.len());
+    let n = p.jvmti.stack_trace(0, &mut buf[..want]);
+    let mut frames = &buf[..n];
+    if skip_wait {
+        while let Some(f) = frames.first() {
+            if !is_object_wait(p, f.method) {
+                break;
+            }
+            frames = &frames[1..];
+        }
+    }
+    frames
+        .iter()
+        .take(p.depth)
+        .map(|f| (f.method as usize, f.location))
+        .collect()
+}
+
+fn is_object_wait(p: &Profiler, method: jni_sys::jmethodID) -> bool {
+    let m = monitors();
+    if let Some(&known) = lock(&m.object_wait).get(&(method as usize)) {
+        return known;
+    }
+    let name = p.jvmti.method_name(method).map(|n| n.0).unwrap_or_default();
+    let class = p
+        .jvmti
+        .method_declaring_class(method)
+        .and_then(|c| p.jvmti.class_signature(c))
+        .unwrap_or_default();
+    let wait = class == "Ljava/lang/Object;" && name.starts_with("wait");
+    lock(&m.object_wait).insert(method as usize, wait);
+    wait
+}
+
+fn guarded(f: impl FnOnce()) {
+    let _ = catch_unwind(AssertUnwindSafe(f));
+}
+
+unsafe extern "system" fn contended_enter(_: Env, env: *mut JNIEnv, thread: jthread, o: jobject) {
+    guarded(|| {
+        let Some(p) = profiler() else { return };
+        let jni = Jni(env);
+        let m = monitors();
+        let tid = thread_id(p, jni, thread);
+        let class = class_of(p, jni, o);
+        let hash = p.jvmti.object_hash(o);
+        let start = now();
+        let tracing = crate::xml_trace::on();
+        let last = m.last_owner_lookup.load(Ordering::Relaxed);
+        let owner = if tracing
+            || (start.saturating_sub(last) >= OWNER_INTERVAL_NS
+                && m.last_owner_lookup
+                    .compare_exchange(last, start, Ordering::Relaxed, Ordering::Relaxed)
+                    .is_ok())
+        {
+            p.jvmti.monitor_owner(o).map(|owner| {
+                let r = (thread_id(p, jni, owner), thread_name(p, owner));
+                jni.delete_local(owner);
+                r
+            })
+        } else {
+            None
+        };
+        crate::xml_trace::contended_enter(tid, hash, &class, owner.as_ref().map(|o| o.0), start);
+        let frames = if p.rules.monitors {
+            waiter_frames(p, false)
+        } else {
+            Vec::new()
+        };
+        let name = thread_name(p, thread);
+        if let Some((_, owner_name)) = owner {
+            let key = ContendKey {
+                class: class.clone(),
+                frames: frames.clone(),
+            };
+            *lock(&m.contended)
+                .entry(key)
+                .or_default()
+                .owners
+                .entry(owner_name)
+                .or_default() += 1;
+        }
+        lock(&m.entering).insert(
+            tid,
+            Pending {
+                start,
+                class,
+                frames,
+                timeout_ms: 0,
+                thread: name,
+            },
+        );
+    })
+}
+
+unsafe extern "system" fn contended_entered(_: Env, env: *mut JNIEnv, thread: jthread, o: jobject) {
+    guarded(|| {
+        let Some(p) = profiler() else { return };
+        let jni = Jni(env);
+        let m = monitors();
+        let tid = thread_id(p, jni, thread);
+        let t = now();
+        let Some(pending) = lock(&m.entering).remove(&tid) else {
+            return;
+        };
+        let blocked = t.saturating_sub(pending.start);
+        crate::xml_trace::contended_entered(tid, p.jvmti.object_hash(o), blocked, t);
+        if !p.rules.monitors {
+            return;
+        }
+        let mut table = lock(&m.contended);
+        let s = table
+            .entry(ContendKey {
+                class: pending.class,
+                frames: pending.frames,
+            })
+            .or_default();
+        s.count += 1;
+        s.blocked_ns += blocked;
+        s.max_blocked_ns = s.max_blocked_ns.max(blocked);
+        *s.waiters.entry(pending.thread).or_default() += 1;
+    })
+}
+
+unsafe extern "system" fn monitor_wait(
+    _: Env,
+    env: *mut JNIEnv,
+    thread: jthread,
+    o: jobject,
+    timeout: jlong,
+) {
+    guarded(|| {
+        let Some(p) = profiler() else { return };
+        let jni = Jni(env);
+        let tid = thread_id(p, jni, thread);
+        let class = class_of(p, jni, o);
+        let start = now();
+        crate::xml_trace::monitor_wait(tid, p.jvmti.object_hash(o), &class, timeout, start);
+        let frames = if p.rules.monitors {
+            waiter_frames(p, true)
+        } else {
+            Vec::new()
+        };
+        lock(&monitors().waiting).insert(
+            tid,
+            Pending {
+                start,
+                class,
+                frames,
+                timeout_ms: timeout,
+                thread: thread_name(p, thread),
+            },
+        );
+    })
+}
+
+unsafe extern "system" fn monitor_waited(
+    _: Env,
+    env: *mut JNIEnv,
+    thread: jthread,
+    o: jobject,
+    timed_out: jboolean,
+) {
+    guarded(|| {
+        let Some(p) = profiler() else { return };
+        let jni = Jni(env);
+        let m = monitors();
+        let tid = thread_id(p, jni, thread);
+        let t = now();
+        let Some(pending) = lock(&m.waiting).remove(&tid) else {
+            return;
+        };
+        let waited = t.saturating_sub(pending.start);
+        let timed_out = timed_out != 0;
+        crate::xml_trace::monitor_waited(tid, p.jvmti.object_hash(o), timed_out, waited, t);
+        if !p.rules.monitors {
+            return;
+        }
+        let mut table = lock(&m.waits);
+        let s = table
+            .entry(WaitKey {
+                class: pending.class,
+                frames: pending.frames,
+                timeout_ms: pending.timeout_ms,
+            })
+            .or_default();
+        s.min_waited_ns = if s.count == 0 {
+            waited
+        } else {
+            s.min_waited_ns.min(waited)
+        };
+        s.count += 1;
+        if timed_out {
+            s.timed_out += 1;
+        } else {
+            s.notified += 1;
+        }
+        s.waited_ns += waited;
+        s.max_waited_ns = s.max_waited_ns.max(waited);
+        *s.waiters.entry(pending.thread).or_default() += 1;
+    })
+}

@@ -1,0 +1,610 @@
+//! The thread and monitor profiler in real JVMs, on every JDK found: contention on one monitor with the
+//! waiters' frames, timed-out and notified waits, deadlocks of two and three threads (monitors and
+//! ReentrantLocks) found by the watcher and on demand (SIGQUIT), and the XML trace parsed by a real XML
+//! parser (Python's xml.etree) with event counts that match the program.
+
+mod support;
+
+use std::collections::BTreeSet;
+use std::fs;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Output, Stdio};
+use std::time::{Duration, Instant};
+
+use serde_json::Value;
+use support::*;
+
+fn compile_monitor_programs(jdk: &Jdk) -> PathBuf {
+    static DONE: PerKey = std::sync::OnceLock::new();
+    once_per_key(&DONE, &jdk.key(), || {
+        let out = target_dir().join(format!("monitor-programs-{}", jdk.key()));
+        let _ = fs::remove_dir_all(&out);
+        javac(
+            jdk,
+            &java_files(&workspace().join("test-classes/monitors")),
+            &out,
+            &[],
+        );
+        out
+    })
+}
+
+fn java_cmd(jdk: &Jdk, options: &str, flags: &[&str], classes: &Path, main: &str) -> Command {
+    let mut cmd = Command::new(jdk.bin("java"));
+    cmd.arg(format!("-agentpath:{}={options}", agent_lib().display()))
+        .args(flags)
+        .arg("-cp")
+        .arg(classes)
+        .arg(main)
+        .current_dir(target_dir());
+    cmd
+}
+
+/// Runs `main` to completion under the agent with `options` (after `file=DIR/out,`) and returns the
+/// thread report (JSON and text) and the process output.
+fn threads_report(jdk: &Jdk, main: &str, options: &str, flags: &[&str]) -> (Value, String, Output) {
+    let classes = compile_monitor_programs(jdk);
+    let dir = scratch(&format!(
+        "monitors-{main}-{}-{}",
+        jdk.key(),
+        flags.join("").replace([':', '='], "_")
+    ));
+    let out = run(&mut java_cmd(
+        jdk,
+        &format!("file={}/out,{options}", dir.display()),
+        flags,
+        &classes,
+        main,
+    ));
+    check(
+        &format!("[{}] {main} {options} {flags:?}", jdk.version),
+        &out,
+    );
+    let json = fs::read_to_string(dir.join("out.threads.json")).expect("threads.json written");
+    let txt = fs::read_to_string(dir.join("out.threads.txt")).expect("threads.txt written");
+    (serde_json::from_str(&json).expect("valid JSON"), txt, out)
+}
+
+fn arr(v: &Value) -> &Vec<Value> {
+    v.as_array().unwrap_or_else(|| panic!("not an array: {v}"))
+}
+
+/// `[{"thread": name, "count": n}]` as (name, n) pairs.
+fn counts(v: &Value) -> BTreeSet<(String, u64)> {
+    arr(v)
+        .iter()
+        .map(|e| {
+            (
+                e["thread"].as_str().unwrap().to_string(),
+                e["count"].as_u64().unwrap(),
+            )
+        })
+        .collect()
+}
+
+fn frame(stack: &Value, i: usize) -> String {
+    format!(
+        "{}.{}",
+        stack[i]["class"].as_str().unwrap_or("?"),
+        stack[i]["method"].as_str().unwrap_or("?")
+    )
+}
+
+#[test]
+fn four_threads_contend_for_one_monitor() {
+    for jdk in jdks() {
+        for flags in [&[][..], &["-Xint"][..]] {
+            let (r, txt, _) = threads_report(&jdk, "Contention", "monitors=on,depth=4", flags);
+            let v = &jdk.version;
+            let contended = arr(&r["monitors"]["contended"]);
+            let on_lock: Vec<&Value> = contended
+                .iter()
+                .filter(|c| c["class"] == "Contention$Lock")
+                .collect();
+            assert_eq!(on_lock.len(), 1, "[{v}] one waiter stack: {on_lock:?}");
+            let c = on_lock[0];
+            assert_eq!(c["count"], 4, "[{v}] {flags:?} contended enters: {c}");
+            assert_eq!(frame(&c["stack"], 0), "Contention.critical", "[{v}] {c}");
+            assert_eq!(frame(&c["stack"], 1), "Contention$Worker.run", "[{v}] {c}");
+            assert_eq!(c["stack"][0]["file"], "Contention.java");
+            let waiters = counts(&c["waiters"]);
+            let expected: BTreeSet<(String, u64)> =
+                (0..4).map(|i| (format!("worker-{i}"), 1)).collect();
+            assert_eq!(waiters, expected, "[{v}] waiters");
+            assert!(
+                counts(&c["owners"]).iter().any(|(name, _)| name == "main"),
+                "[{v}] main owned the lock when the first worker arrived: {c}"
+            );
+            assert!(c["blocked_ns"].as_u64().unwrap() > 0);
+            // The 100,000 uncontended enters of main's own lock reach the agent not once.
+            assert!(
+                !contended
+                    .iter()
+                    .any(|c| c["stack"][0]["method"] == "main" && c["class"] == "java.lang.Object"),
+                "[{v}] uncontended lock reported: {contended:?}"
+            );
+            let class = arr(&r["monitors"]["classes"])
+                .iter()
+                .find(|c| c["class"] == "Contention$Lock")
+                .expect("per-class line");
+            assert_eq!(class["contended"], 4);
+            // Threads: the four workers started and ended, with CPU time, in group main.
+            for i in 0..4 {
+                let name = format!("worker-{i}");
+                let t = arr(&r["threads"])
+                    .iter()
+                    .find(|t| t["name"] == name.as_str())
+                    .unwrap_or_else(|| panic!("[{v}] {name} not in the thread table"));
+                assert_eq!(t["group"], "main", "{t}");
+                assert_eq!(t["parent_group"], "system", "{t}");
+                assert_eq!(t["daemon"], false);
+                assert_eq!(t["alive_at_exit"], false, "{t}");
+                assert!(t["cpu_ns"].as_u64().is_some(), "{t}");
+                assert!(t["lifetime_ns"].as_u64().unwrap() > 0);
+            }
+            assert!(txt.contains("MONITOR TIME BEGIN"), "{txt}");
+            assert!(txt.contains("Contention$Lock (Java)"), "{txt}");
+            assert!(
+                txt.contains("\tContention.critical(Contention.java:"),
+                "{txt}"
+            );
+            println!(
+                "[{v}] {flags:?}: 4 contended enters on Contention$Lock from Contention.critical"
+            );
+        }
+    }
+}
+
+#[test]
+fn timed_out_and_notified_waits() {
+    for jdk in jdks() {
+        let (r, txt, out) = threads_report(&jdk, "Waits", "monitors=on", &[]);
+        let v = &jdk.version;
+        assert!(text(&out.stdout).contains("done true"));
+        let waits = arr(&r["monitors"]["waits"]);
+        let find = |class: &str| -> &Value {
+            let found: Vec<&Value> = waits.iter().filter(|w| w["class"] == class).collect();
+            assert_eq!(found.len(), 1, "[{v}] waits on {class}: {waits:?}");
+            found[0]
+        };
+        let timed = find("Waits$TimedLock");
+        assert_eq!(timed["timeout_ms"], 50, "[{v}] {timed}");
+        assert_eq!(timed["count"], 1);
+        assert_eq!(timed["timed_out"], 1, "[{v}] {timed}");
+        assert_eq!(timed["notified"], 0, "[{v}] {timed}");
+        assert!(
+            timed["min_waited_ns"].as_u64().unwrap() >= 50_000_000,
+            "[{v}] waited less than the timeout: {timed}"
+        );
+        assert_eq!(
+            frame(&timed["stack"], 0),
+            "Waits.timedWait",
+            "[{v}] {timed}"
+        );
+        assert_eq!(frame(&timed["stack"], 1), "Waits.main");
+        let notified = find("Waits$NotifyLock");
+        assert_eq!(notified["timeout_ms"], 0, "[{v}] {notified}");
+        assert_eq!(notified["notified"], 1, "[{v}] {notified}");
+        assert_eq!(notified["timed_out"], 0, "[{v}] {notified}");
+        assert_eq!(frame(&notified["stack"], 0), "Waits.notifiedWait");
+        assert_eq!(
+            counts(&notified["waiters"]),
+            BTreeSet::from([("waiter".to_string(), 1)])
+        );
+        assert!(txt.contains("MONITOR WAIT BEGIN"), "{txt}");
+        println!(
+            "[{v}] wait(50) timed out after {} ns; wait() notified",
+            timed["min_waited_ns"]
+        );
+    }
+}
+
+/// Kills the child when dropped, so a failed assertion never leaves a deadlocked JVM behind.
+struct Running(Child);
+
+impl Drop for Running {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+fn wait_for(what: &str, limit: Duration, mut ready: impl FnMut() -> bool) {
+    let start = Instant::now();
+    while !ready() {
+        assert!(
+            start.elapsed() < limit,
+            "timed out after {limit:?} waiting for {what}"
+        );
+        std::thread::sleep(Duration::from_millis(100));
+    }
+}
+
+fn read_json(path: &Path) -> Option<Value> {
+    serde_json::from_str(&fs::read_to_string(path).ok()?).ok()
+}
+
+/// The expected cycles: thread names in wait-for order from the smallest id, and the class each waits for.
+const CYCLES: &[&[(&str, &str)]] = &[
+    &[("dl2-a", "Deadlocks$B"), ("dl2-b", "Deadlocks$A")],
+    &[
+        ("dl3-a", "Deadlocks$Y"),
+        ("dl3-b", "Deadlocks$Z"),
+        ("dl3-c", "Deadlocks$X"),
+    ],
+    &[
+        (
+            "juc-a",
+            "java.util.concurrent.locks.ReentrantLock$NonfairSync",
+        ),
+        (
+            "juc-b",
+            "java.util.concurrent.locks.ReentrantLock$NonfairSync",
+        ),
+    ],
+];
+
+fn check_cycles(v: &str, dump: &Value) {
+    let found = arr(&dump["deadlocks"]);
+    assert_eq!(found.len(), CYCLES.len(), "[{v}] deadlocks: {found:#?}");
+    for expected in CYCLES {
+        let cycle = found
+            .iter()
+            .find(|c| c["threads"][0]["name"] == expected[0].0)
+            .unwrap_or_else(|| panic!("[{v}] no cycle starting at {}", expected[0].0));
+        let threads = arr(&cycle["threads"]);
+        let names: Vec<&str> = threads
+            .iter()
+            .map(|t| t["name"].as_str().unwrap())
+            .collect();
+        let want: Vec<&str> = expected.iter().map(|e| e.0).collect();
+        assert_eq!(
+            names, want,
+            "[{v}] exactly these threads, in wait-for order"
+        );
+        let n = threads.len();
+        for (i, t) in threads.iter().enumerate() {
+            let (name, waits_for) = expected[i];
+            assert_eq!(t["waiting_for"]["class"], waits_for, "[{v}] {name}: {t}");
+            assert_eq!(
+                t["held_by"]["name"],
+                expected[(i + 1) % n].0,
+                "[{v}] {name}"
+            );
+            // It holds what the previous thread of the cycle waits for.
+            let prev = &threads[(i + n - 1) % n]["waiting_for"];
+            assert!(
+                arr(&t["holds"])
+                    .iter()
+                    .any(|m| m["class"] == prev["class"] && m["id"] == prev["id"]),
+                "[{v}] {name} does not hold {prev}: {t}"
+            );
+            assert!(!arr(&t["stack"]).is_empty(), "[{v}] {name} has no stack");
+            let in_program = arr(&t["stack"]).iter().any(|f| f["class"] == "Deadlocks");
+            assert!(
+                in_program,
+                "[{v}] {name}'s stack misses Deadlocks frames: {t}"
+            );
+        }
+        if expected[0].0.starts_with("dl") {
+            assert_eq!(
+                threads[0]["stack"][0]["method"], "lambda$monitorCycle$0",
+                "[{v}] top frame of a monitor deadlock"
+            );
+        }
+    }
+}
+
+#[test]
+fn deadlocks_found_by_the_watcher() {
+    for jdk in jdks() {
+        let v = &jdk.version;
+        let classes = compile_monitor_programs(&jdk);
+        let dir = scratch(&format!("monitors-deadlock-watch-{}", jdk.key()));
+        let stderr = dir.join("stderr");
+        let child = java_cmd(
+            &jdk,
+            &format!("file={}/out,deadlocks=100", dir.display()),
+            &[],
+            &classes,
+            "Deadlocks",
+        )
+        .stdout(Stdio::null())
+        .stderr(fs::File::create(&stderr).unwrap())
+        .spawn()
+        .expect("start java");
+        let running = Running(child);
+        let dump_path = dir.join("out.monitors.json");
+        wait_for(
+            "three deadlocks in the dump",
+            Duration::from_secs(90),
+            || read_json(&dump_path).is_some_and(|d| arr(&d["deadlocks"]).len() >= 3),
+        );
+        let dump = read_json(&dump_path).unwrap();
+        assert_eq!(dump["reason"], "deadlock watcher");
+        check_cycles(v, &dump);
+        drop(running); // the test ends the JVM
+        let err = fs::read_to_string(&stderr).unwrap();
+        for line in [
+            "instr: deadlock of 2 threads (\"dl2-a\", \"dl2-b\")",
+            "instr: deadlock of 3 threads (\"dl3-a\", \"dl3-b\", \"dl3-c\")",
+            "instr: deadlock of 2 threads (\"juc-a\", \"juc-b\")",
+        ] {
+            assert!(err.contains(line), "[{v}] stderr lacks {line}:\n{err}");
+        }
+        let txt = fs::read_to_string(dir.join("out.monitors.txt")).unwrap();
+        assert!(txt.contains("DEADLOCKS BEGIN (3 found)"), "{txt}");
+        println!("[{v}] watcher: three deadlocks, exact threads and monitors");
+    }
+}
+
+#[test]
+fn deadlocks_and_monitor_dump_on_demand() {
+    for jdk in jdks() {
+        let v = &jdk.version;
+        let classes = compile_monitor_programs(&jdk);
+        let dir = scratch(&format!("monitors-deadlock-sigquit-{}", jdk.key()));
+        let stdout = dir.join("stdout");
+        let child = java_cmd(
+            &jdk,
+            &format!("file={}/out,threads=on", dir.display()),
+            &[],
+            &classes,
+            "Deadlocks",
+        )
+        .stdout(fs::File::create(&stdout).unwrap())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("start java");
+        let pid = child.id();
+        let running = Running(child);
+        wait_for("the program to deadlock", Duration::from_secs(60), || {
+            fs::read_to_string(&stdout).is_ok_and(|s| s.contains("deadlocked"))
+        });
+        // No watcher: nothing is written until asked.
+        std::thread::sleep(Duration::from_millis(300));
+        let dump_path = dir.join("out.monitors.json");
+        assert!(!dump_path.exists(), "[{v}] a dump without a request");
+        let status = Command::new("kill")
+            .arg("-QUIT")
+            .arg(pid.to_string())
+            .status()
+            .unwrap();
+        assert!(status.success());
+        wait_for("the on-demand dump", Duration::from_secs(60), || {
+            read_json(&dump_path).is_some()
+        });
+        let dump = read_json(&dump_path).unwrap();
+        assert_eq!(dump["reason"], "data dump request");
+        check_cycles(v, &dump);
+        let threads = arr(&dump["threads"]);
+        for name in ["main", "dl2-a", "dl3-c", "juc-b"] {
+            assert!(
+                threads.iter().any(|t| t["name"] == name),
+                "[{v}] {name} missing from the monitor dump"
+            );
+        }
+        let main = threads.iter().find(|t| t["name"] == "main").unwrap();
+        assert_eq!(main["state"], "TIMED_WAITING", "[{v}] {main}");
+        drop(running);
+        println!(
+            "[{v}] SIGQUIT: monitor dump of {} threads, three deadlocks",
+            threads.len()
+        );
+    }
+}
+
+/// Counts from the XML trace, by Python's xml.etree (a real parser: a malformed file fails here).
+const SUMMARY: &str = r#"
+import collections, json, sys
+import xml.etree.ElementTree as ET
+root = ET.parse(sys.argv[1]).getroot()
+tags = collections.Counter(e.tag for e in root)
+starts = collections.Counter(e.get("threadId") for e in root if e.tag == "threadStart")
+ends = collections.Counter(e.get("threadId") for e in root if e.tag == "threadEnd")
+names = {e.get("threadId"): e.get("threadName") for e in root if e.tag == "threadStart"}
+allocs = {e.get("objId"): e.get("className") for e in root if e.tag == "objAlloc"}
+freed = [e.get("objId") for e in root if e.tag == "objFree"]
+tracked = [o for o, c in allocs.items() if c == "XmlTrace$Tracked"]
+enters = [e.attrib for e in root if e.tag == "monContendedEnter"]
+waits = [e.attrib for e in root if e.tag == "monWait"]
+waited = [e.attrib for e in root if e.tag == "monWaited"]
+print(json.dumps({
+    "root": root.tag, "last": root[-1].tag, "tags": tags,
+    "starts": starts, "ends": ends, "names": names,
+    "tracked": len(tracked), "freed_tracked": len(set(freed) & set(tracked)),
+    "freed_unknown": len(set(freed) - set(allocs)),
+    "enters": enters, "waits": waits, "waited": waited,
+}))
+"#;
+
+#[test]
+fn xml_trace_parses_and_matches_the_program() {
+    for jdk in jdks() {
+        let v = &jdk.version;
+        let classes = compile_monitor_programs(&jdk);
+        let dir = scratch(&format!("monitors-xml-{}", jdk.key()));
+        let rules = dir.join("trace.yaml");
+        fs::write(
+            &rules,
+            format!(
+                "probes: [objects]\nallocations:\n  include: [\"XmlTrace\"]\n  depth: 1\n\
+                 threads:\n  monitors: true\n  trace:\n    file: \"{}/trace-%p.xml\"\n    allocations: true\n",
+                dir.display()
+            ),
+        )
+        .unwrap();
+        let out = run(&mut java_cmd(
+            &jdk,
+            &format!("rules={},file={}/out", rules.display(), dir.display()),
+            &[],
+            &classes,
+            "XmlTrace",
+        ));
+        check(&format!("[{v}] XmlTrace"), &out);
+        assert!(text(&out.stdout).contains("exiting 30"));
+        let trace = fs::read_dir(&dir)
+            .unwrap()
+            .flatten()
+            .map(|e| e.path())
+            .find(|p| p.extension().is_some_and(|x| x == "xml"))
+            .expect("trace written");
+        let py = run(Command::new("python3").arg("-c").arg(SUMMARY).arg(&trace));
+        check(
+            &format!("[{v}] parsing {} with xml.etree", trace.display()),
+            &py,
+        );
+        let s: Value = serde_json::from_str(&text(&py.stdout)).unwrap();
+        assert_eq!(s["root"], "TRACE");
+        assert_eq!(s["last"], "traceEnd");
+        assert_eq!(
+            s["starts"], s["ends"],
+            "[{v}] every thread started once and ended once"
+        );
+        for (_, n) in s["starts"].as_object().unwrap() {
+            assert_eq!(n, 1, "[{v}] {}", s["starts"]);
+        }
+        let names: BTreeSet<&str> = s["names"]
+            .as_object()
+            .unwrap()
+            .values()
+            .map(|n| n.as_str().unwrap())
+            .collect();
+        for name in [
+            "main",
+            "xml-worker-0",
+            "xml-worker-1",
+            "xml-worker-2",
+            "exiter",
+            "spinner",
+        ] {
+            assert!(
+                names.contains(name),
+                "[{v}] no threadStart for {name}: {names:?}"
+            );
+        }
+        assert_eq!(s["tracked"], 300, "[{v}] objAlloc of XmlTrace$Tracked");
+        let freed = s["freed_tracked"].as_u64().unwrap();
+        assert!(
+            freed <= 270,
+            "[{v}] {freed} frees of 300 objects of which 30 stay reachable"
+        );
+        assert_eq!(s["freed_unknown"], 0, "[{v}] objFree without its objAlloc");
+        let tags = &s["tags"];
+        assert_eq!(tags["gcStart"], tags["gcFinish"], "[{v}] {tags}");
+        assert!(
+            tags["gcStart"].as_u64().unwrap() >= 2,
+            "[{v}] two System.gc(): {tags}"
+        );
+        assert!(tags["classDef"].as_u64().unwrap() > 100, "[{v}] {tags}");
+        // The three workers blocked on the lock main held.
+        let main_id = s["names"]
+            .as_object()
+            .unwrap()
+            .iter()
+            .find(|(_, n)| *n == "main")
+            .map(|(id, _)| id.clone())
+            .unwrap();
+        let worker_enters: Vec<&Value> = arr(&s["enters"])
+            .iter()
+            .filter(|e| {
+                s["names"][e["threadId"].as_str().unwrap()]
+                    .as_str()
+                    .is_some_and(|n| n.starts_with("xml-worker-"))
+            })
+            .collect();
+        assert_eq!(worker_enters.len(), 3, "[{v}] {worker_enters:?}");
+        for e in &worker_enters {
+            assert_eq!(e["className"], "java.lang.Object");
+            assert_eq!(
+                e["ownerThreadId"].as_str(),
+                Some(main_id.as_str()),
+                "[{v}] {e}"
+            );
+        }
+        // main's wait(10): the timeout in ms, then a timed-out waited of at least 10 ms.
+        // (main also waits in Thread.join, on the Thread objects.)
+        let main_wait: Vec<&Value> = arr(&s["waits"])
+            .iter()
+            .filter(|w| w["threadId"].as_str() == Some(main_id.as_str()))
+            .filter(|w| w["className"] == "java.lang.Object")
+            .collect();
+        assert_eq!(main_wait.len(), 1, "[{v}] {main_wait:?}");
+        assert_eq!(main_wait[0]["timeout"], "10");
+        let main_waited: Vec<&Value> = arr(&s["waited"])
+            .iter()
+            .filter(|w| w["threadId"].as_str() == Some(main_id.as_str()))
+            .filter(|w| w["objId"] == main_wait[0]["objId"])
+            .collect();
+        assert_eq!(main_waited.len(), 1, "[{v}] {main_waited:?}");
+        assert_eq!(main_waited[0]["timedOut"], "true");
+        let waited: u64 = main_waited[0]["waitedTime"]
+            .as_str()
+            .unwrap()
+            .parse()
+            .unwrap();
+        assert!(waited >= 10_000_000, "[{v}] waited {waited} ns");
+        println!("[{v}] XML trace: {tags}");
+    }
+}
+
+/// Starts a VM with `options` and expects it to refuse, with `expect` in one `instr:` line.
+fn refused(jdk: &Jdk, options: &str, expect: &str) {
+    let classes = compile_monitor_programs(jdk);
+    let out = run(&mut java_cmd(jdk, options, &[], &classes, "Waits"));
+    let stderr = text(&out.stderr);
+    assert!(!out.status.success(), "VM started with {options}");
+    let lines: Vec<&str> = stderr
+        .lines()
+        .filter(|l| l.starts_with("instr: "))
+        .collect();
+    assert_eq!(
+        lines.len(),
+        1,
+        "expected one instr: line for {options}:\n{stderr}"
+    );
+    assert!(
+        lines[0].contains(expect),
+        "{options}: {:?} lacks {expect:?}",
+        lines[0]
+    );
+    assert!(!text(&out.stdout).contains("done"));
+}
+
+#[test]
+fn bad_thread_options_are_refused() {
+    let jdk = &jdks()[0];
+    let dir = scratch("monitors-bad-options");
+    let bad = dir.join("bad.yaml");
+    fs::write(
+        &bad,
+        "threads:\n  monitors: true\n  deadlocks:\n    watch_ms: -5\n",
+    )
+    .unwrap();
+    refused(jdk, "deadlocks=soon", "deadlocks=soon");
+    refused(jdk, "monitors=maybe", "monitors=maybe");
+    refused(jdk, "trace=/no/such/dir/t.xml", "/no/such/dir/t.xml");
+    refused(jdk, "trace-allocs=on,live=10", "live=");
+    refused(jdk, &bad.display().to_string(), "bad.yaml:4:15");
+}
+
+#[test]
+fn off_by_default() {
+    let jdk = &jdks()[0];
+    let classes = compile_monitor_programs(jdk);
+    let dir = scratch("monitors-off");
+    let out = run(&mut java_cmd(
+        jdk,
+        &format!("file={}/out,depth=0", dir.display()),
+        &[],
+        &classes,
+        "Contention",
+    ));
+    check("Contention without the thread profiler", &out);
+    assert!(text(&out.stderr).is_empty(), "{}", text(&out.stderr));
+    assert!(dir.join("out.json").exists());
+    assert!(
+        !dir.join("out.threads.json").exists(),
+        "thread report without threads on"
+    );
+}
