@@ -12,7 +12,9 @@
 
 pub mod hook;
 pub mod jni;
+pub mod calls;
 pub mod jvmti;
+pub mod method_report;
 pub mod natives;
 pub mod options;
 pub mod report;
@@ -40,6 +42,12 @@ use crate::state::{agent, install, lock, Agent, GlobalRef};
 static HEAP_PROXY_CLASS: &[u8] = include_bytes!(concat!(
     env!("OUT_DIR"),
     "/heap-proxy/java/lang/HeapProxy.class"
+));
+
+/// java/HeapProxy/java/lang/HeapProxyCalls.java, compiled by build.rs.
+static HEAP_PROXY_CALLS_CLASS: &[u8] = include_bytes!(concat!(
+    env!("OUT_DIR"),
+    "/heap-proxy/java/lang/HeapProxyCalls.class"
 ));
 
 const CLASS_SLOTS: jint = 1 << 16;
@@ -129,9 +137,11 @@ unsafe fn load(vm: *mut JavaVM, options: &str) -> Result<(), String> {
         jvmti,
         rules,
         live_every,
+        call_times: settings.call_times,
         ids: Default::default(),
         engaged: Default::default(),
         proxy: Default::default(),
+        calls_proxy: Default::default(),
         instance_sizes: Default::default(),
         stacks: Default::default(),
         failed: Default::default(),
@@ -184,6 +194,10 @@ unsafe extern "system" fn vm_start(_jvmti: Env, env: *mut JNIEnv) {
             Some(c) => *lock(&a.proxy) = Some(GlobalRef(jni.new_global(c))),
             None => eprintln!("instr: cannot define java.lang.HeapProxy; nothing will be counted"),
         }
+        match jni.define_boot_class("java/lang/HeapProxyCalls", HEAP_PROXY_CALLS_CLASS) {
+            Some(c) => *lock(&a.calls_proxy) = Some(GlobalRef(jni.new_global(c))),
+            None => eprintln!("instr: cannot define java.lang.HeapProxyCalls; no call counts"),
+        }
     }));
 }
 
@@ -202,6 +216,11 @@ unsafe extern "system" fn vm_init(_jvmti: Env, env: *mut JNIEnv, _thread: jthrea
             return;
         };
         let methods = if a.rules.methods() { MAX_METHODS } else { 1 };
+        // The call side first: HeapProxy's method probes delegate to it as soon as HeapProxy is engaged.
+        if !calls::engage(a, jni, methods, &offsets) {
+            eprintln!("instr: HeapProxyCalls.engage failed; nothing will be counted");
+            return;
+        }
         let args = [
             jvalue {
                 i: a.rules.depth() as jint,
@@ -282,9 +301,18 @@ unsafe extern "system" fn vm_death(_jvmti: Env, env: *mut JNIEnv) {
         let r = report::collect(a, jni, proxy.0);
         let pid = std::process::id();
         let prefix = a.rules.output_path(pid);
-        let json = report::to_json(a, &r, pid);
-        let text = report::to_text(a, &r, pid);
+        let calls = method_report::collect(a, jni);
+        let mut json = report::to_json(a, &r, pid);
+        calls.add_to_json(a, &mut json);
+        let mut text = report::to_text(a, &r, pid);
+        text.push_str(&calls.to_text(a));
         let collapsed = report::to_collapsed(a, &r);
+        if calls.times {
+            let path = format!("{prefix}.cpu.collapsed");
+            if let Err(e) = report::write_atomically(&path, calls.to_collapsed().as_bytes()) {
+                eprintln!("instr: {e}");
+            }
+        }
         for (path, bytes) in [
             (
                 format!("{prefix}.json"),

@@ -13,6 +13,8 @@ OPTIONS is either a rules file (rules/*.yaml) or comma-separated key=value pairs
   depth=N       stack depth of allocation sites, 0..64 (0: per class only)
   live=MODE     live objects at exit: off (default), exact (tag every object: slow, for tests)
                 or N (tag every N-th allocation of each class; live counts are scaled by N)
+  calls=MODE    with the rules' `methods` probe: counts (default: exact calls per method) or times
+                (also per thread: calls, inclusive/exclusive CPU and wall time, caller->callee edges)
   help          print this and stop
 Reports, written at VM exit: PREFIX.txt (hprof-style SITES and TRACEs), PREFIX.json (exact counts,
 schema instr-heap/1) and PREFIX.collapsed (flame-graph input: stack;class bytes).";
@@ -32,6 +34,8 @@ pub struct Settings {
     pub rules: Rules,
     /// Tag every `live_every`-th allocation of each class to count live objects at exit; 0: off.
     pub live_every: u32,
+    /// `calls=times`: per-thread shadow stacks, call trees and times; otherwise method counts only.
+    pub call_times: bool,
 }
 
 /// Parses the option string. `Err` is the one-line message the agent prints before refusing to start.
@@ -44,6 +48,7 @@ pub fn parse(options: &str) -> Result<Parsed, String> {
         Parsed::Run(Settings {
             rules,
             live_every: 0,
+            call_times: false,
         })
     };
     if options.is_empty() {
@@ -56,6 +61,7 @@ pub fn parse(options: &str) -> Result<Parsed, String> {
     let mut file = None;
     let mut depth = None;
     let mut live_every = 0;
+    let mut call_times = false;
     for pair in options.split(',') {
         let (key, value) = pair.split_once('=').ok_or_else(|| {
             format!("option '{pair}' is not key=value (see -agentpath:libinstr.so=help)")
@@ -79,10 +85,17 @@ pub fn parse(options: &str) -> Result<Parsed, String> {
                     })?,
                 }
             }
+            "calls" => {
+                call_times = match value {
+                    "counts" => false,
+                    "times" => true,
+                    _ => return Err(format!("calls={value}: expected counts or times")),
+                }
+            }
             "help" => return Ok(Parsed::Help),
             other => {
                 return Err(format!(
-                    "unknown option '{other}' (known: rules, file, depth, live, help)"
+                    "unknown option '{other}' (known: rules, file, depth, live, calls, help)"
                 ))
             }
         }
@@ -100,6 +113,7 @@ pub fn parse(options: &str) -> Result<Parsed, String> {
     Ok(Parsed::Run(Settings {
         rules: r,
         live_every,
+        call_times,
     }))
 }
 
@@ -127,6 +141,8 @@ mod tests {
             (2, "out-%p", 10)
         );
         assert!(parse("live=0").unwrap_err().contains("live=0"));
+        assert!(parse("calls=often").unwrap_err().contains("calls=often"));
+        assert!(matches!(parse("calls=times"), Ok(Parsed::Run(s)) if s.call_times));
         assert!(parse("bogus=1")
             .unwrap_err()
             .contains("unknown option 'bogus'"));

@@ -42,7 +42,6 @@ pub struct Site {
 pub struct Report {
     pub classes: Vec<ClassCount>,
     pub sites: Vec<Site>,
-    pub methods: Vec<Value>,
     pub dropped: u64,
 }
 
@@ -189,24 +188,6 @@ pub fn collect(a: &Agent, jni: Jni, proxy: jobject) -> Report {
             .then_with(|| frame_text(&x.frames).cmp(&frame_text(&y.frames)))
     });
 
-    let (enters, exits, unwinds) = (
-        jni.static_longs(proxy, "enters"),
-        jni.static_longs(proxy, "exits"),
-        jni.static_longs(proxy, "unwinds"),
-    );
-    let mut methods = Vec::new();
-    for id in 1..enters.len() {
-        let get = |v: &Vec<i64>| v.get(id).copied().unwrap_or(0);
-        if get(&enters) == 0 && get(&exits) == 0 && get(&unwinds) == 0 {
-            continue;
-        }
-        if let Some(m) = a.ids.method(id as u32) {
-            methods.push(json!({
-                "id": id, "class": m.class.replace('/', "."), "method": m.name, "descriptor": m.descriptor,
-                "enters": get(&enters), "exits": get(&exits), "unwinds": get(&unwinds),
-            }));
-        }
-    }
     let dropped = jni
         .static_longs(proxy, "dropped")
         .first()
@@ -216,7 +197,6 @@ pub fn collect(a: &Agent, jni: Jni, proxy: jobject) -> Report {
     Report {
         classes,
         sites,
-        methods,
         dropped,
     }
 }
@@ -333,7 +313,6 @@ pub fn to_json(a: &Agent, r: &Report, pid: u32) -> Value {
             "class": s.class, "count": s.count, "bytes": s.bytes, "site_id": s.site_id,
             "stack": s.frames.iter().map(frame_json).collect::<Vec<_>>(),
         })).collect::<Vec<_>>(),
-        "methods": r.methods,
         "gc": {
             "collections": gc.count.load(Ordering::Relaxed),
             "total_pause_ns": gc.total_nanos.load(Ordering::Relaxed),

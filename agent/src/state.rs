@@ -16,11 +16,15 @@ pub struct Agent {
     pub rules: Rules,
     /// Every `live_every`-th allocation of a class is tagged, to count live objects at exit; 0: off.
     pub live_every: u32,
+    /// `calls=times`: per-thread call trees and times (method_report.rs); otherwise counts only.
+    pub call_times: bool,
     pub ids: IdRegistry,
     /// True once HeapProxy.engage() has run: classes loaded from then on call the native flavour.
     pub engaged: AtomicBool,
     /// The HeapProxy class (a global reference), once defined.
     pub proxy: Mutex<Option<GlobalRef>>,
+    /// The HeapProxyCalls class (a global reference), once defined.
+    pub calls_proxy: Mutex<Option<GlobalRef>>,
     /// Instance size per HeapProxy class slot, reported by `classSeen`.
     pub instance_sizes: Mutex<HashMap<i32, i64>>,
     pub stacks: Stacks,

@@ -1,0 +1,409 @@
+/*
+ * The method-call half of the probes: HeapProxy.methodEnter/methodExit/methodUnwind delegate here. libinstr.so
+ * defines this class in java.base beside HeapProxy, in the early VM_START phase, and engages it at VM_INIT just
+ * before HeapProxy (docs/ARCHITECTURE.md, "Method calls").
+ *
+ * Two modes, chosen by the agent option calls=counts|times:
+ *  - counts: per method id, one atomic add into a shared long[] at entry, at each return and at each unwind.
+ *  - times: the same adds, then per thread a shadow stack and a calling-context tree (CCT): a node per distinct
+ *    call path, holding its calls, exclusive wall time and exclusive thread CPU time. Everything else
+ *    (per-method counts, inclusive times, caller->callee edges, collapsed stacks) is derived from the trees by
+ *    the agent at exit. Per-thread state lives in arrays indexed by a thread slot (Thread identity hash, open
+ *    addressing, claimed by CAS), so the hot path takes no lock and shares no written cache line.
+ *
+ * Time: every enter or exit closes a segment (System.nanoTime since the previous event of the thread) and
+ * charges it to the node on top of the shadow stack (or to the root node, "outside instrumented code"). Thread
+ * CPU time is a syscall, so it is read only every INTERVAL_NS of wall time per thread (and when a thread is first
+ * seen): the CPU time of the interval is apportioned over the nodes charged in it, in proportion to their wall
+ * time, rounding down. The exclusive CPU times of a thread therefore add up to at most the CPU time measured for
+ * it; what the thread did after its last reading (less than one interval of wall time) is apportioned by the
+ * agent at exit with the thread's average CPU/wall ratio (docs/REPORTS.md, "Tolerance").
+ *
+ * The shadow stack repairs itself: an exit whose id is not on top pops down to the nearest frame with that id
+ * (the frames above lost their exits, e.g. to an asynchronous exception delivered inside a probe), and an exit
+ * whose id is not on the stack at all is counted and ignored.
+ *
+ * Rules (the probes run inside every instrumented method, java.base included): allocate no object (arrays are
+ * allowed: they are made only when a thread is first seen or a table grows), throw nothing, call no JDK method
+ * that could carry a probe (only Thread.currentThread, System.nanoTime, System.identityHashCode,
+ * System.arraycopy, Unsafe, and this class's natives); keep <clinit> empty.
+ */
+package java.lang;
+
+import jdk.internal.misc.Unsafe;
+
+public final class HeapProxyCalls {
+    private HeapProxyCalls() {}
+
+    private static Unsafe U;
+    private static long LONGS;
+    private static long LONG_SCALE;
+    private static long REFS;
+    private static long REF_SCALE;
+
+    /** times mode: per-thread shadow stacks and trees; otherwise counts only. */
+    private static boolean timed;
+
+    // Calls by the rewriter's method id, all threads: entries, normal exits, exceptional exits.
+    private static long[] enters;
+    private static long[] exits;
+    private static long[] unwinds;
+
+    /** [0]: ids out of range; [1]: events of threads beyond the slot table; [2]: frames beyond the tree limit. */
+    private static long[] dropped;
+
+    // ---- per thread (times mode), by slot
+
+    private static Thread[] owners;
+    /** The tree: NODE fields per node; node 0 is the root (method 0, "outside instrumented code"). */
+    private static long[][] nodes;
+    /** (parent << 32 | method) + node index, open addressing; a key is never 0 since method ids start at 1. */
+    private static long[][] keys;
+    private static int[][] values;
+    /** The shadow stack: (node, method id) per frame. */
+    private static int[][] stacks;
+    /** Nodes charged since the last CPU reading. */
+    private static int[][] touched;
+    private static long[][] states;
+
+    // Node fields.
+    static final int NODE = 8;
+    static final int PARENT = 0, METHOD = 1, CALLS = 2, SELF_WALL = 3, SELF_CPU = 4, PENDING = 5,
+            LAST_CHILD_METHOD = 6, LAST_CHILD = 7;
+
+    // State fields.
+    static final int STATE = 16;
+    static final int DEPTH = 0, LAST = 1, READ_WALL = 2, READ_CPU = 3, NODES = 4, TOUCHED = 5, REPAIRED = 6,
+            UNMATCHED = 7, SKIPPING = 8, FIRST_WALL = 9, FIRST_CPU = 10, READS = 11, TRUNCATED = 12;
+
+    static final long INTERVAL_NS = 1_000_000L;
+    static final long OUTERMOST_READ_NS = 50_000L;
+    static final int MAX_DEPTH = 1 << 16;
+    static final int MAX_NODES = 1 << 22;
+
+    /** Called by the agent (JNI) at VM_INIT, before HeapProxy.engage. */
+    static void engage(boolean times, int maxMethods, int threadSlots, long longBase, long longScale, long refBase,
+                       long refScale) {
+        U = Unsafe.getUnsafe();
+        LONGS = longBase;
+        LONG_SCALE = longScale;
+        REFS = refBase;
+        REF_SCALE = refScale;
+        enters = new long[maxMethods];
+        exits = new long[maxMethods];
+        unwinds = new long[maxMethods];
+        dropped = new long[3];
+        owners = new Thread[threadSlots];
+        nodes = new long[threadSlots][];
+        keys = new long[threadSlots][];
+        values = new int[threadSlots][];
+        stacks = new int[threadSlots][];
+        touched = new int[threadSlots][];
+        states = new long[threadSlots][];
+        timed = times;
+    }
+
+    // ---- the probes (through HeapProxy.methodEnter/methodExit/methodUnwind)
+
+    public static void enter(int id) {
+        bump(enters, id);
+        if (timed) timedEnter(id);
+    }
+
+    public static void exit(int id) {
+        bump(exits, id);
+        if (timed) timedExit(id);
+    }
+
+    public static void unwind(int id) {
+        bump(unwinds, id);
+        if (timed) timedExit(id);
+    }
+
+    // ---- natives (libinstr.so, agent/src/calls.rs)
+
+    /** CPU time of the current thread, nanoseconds (clock_gettime(CLOCK_THREAD_CPUTIME_ID)). */
+    private static native long cpuNow();
+
+    /** Ids of the instrumented methods of class `cls` (Java name) named `name` (and `descriptor`, unless null). */
+    public static native int[] methodIds(String cls, String name, String descriptor);
+
+    /** Whether the rules give method probes to some method of class `cls` (Java name). */
+    public static native boolean classSelected(String cls);
+
+    /** Array-site ids in the method `cls.name` at source line `line` (any line when line < 0). */
+    public static native int[] siteIds(String cls, String name, int line);
+
+    /** "counts", "times", or "off" when the rules have no method probes. */
+    public static String mode() {
+        return enters == null || enters.length < 2 ? "off" : timed ? "times" : "counts";
+    }
+
+    // ---- for instr.Counts (the test API); not on any probe path
+
+    /** Calls (entries) of `cls.name[descriptor]` in all threads so far; -1 if no such method has probes. */
+    public static long calls(String cls, String name, String descriptor) {
+        return sum(enters, methodIds(cls, name, descriptor));
+    }
+
+    /** A copy of the entry counts by method id, for snapshots. */
+    public static long[] callCounts() {
+        long[] e = enters;
+        return e == null ? new long[0] : e.clone();
+    }
+
+    /** Sum of `counts` over `ids`; -1 when `ids` is empty or null. */
+    public static long sum(long[] counts, int[] ids) {
+        if (ids == null || ids.length == 0) return -1;
+        long n = 0;
+        for (int id : ids) if (counts != null && id > 0 && id < counts.length) n += counts[id];
+        return n;
+    }
+
+    /** Zeroes the call counts and the per-thread call counts and times (other threads may be running). */
+    public static void reset() {
+        for (long[] t : new long[][] { enters, exits, unwinds }) {
+            if (t != null) for (int i = 0; i < t.length; i++) t[i] = 0;
+        }
+        long[][] all = nodes;
+        if (all == null) return;
+        for (long[] n : all) {
+            if (n == null) continue;
+            for (int b = 0; b + NODE <= n.length; b += NODE) {
+                n[b + CALLS] = 0;
+                n[b + SELF_WALL] = 0;
+                n[b + SELF_CPU] = 0;
+            }
+        }
+    }
+
+    // ---- times mode
+
+    private static void timedEnter(int id) {
+        int s = slot();
+        if (s < 0) return;
+        long now = System.nanoTime();
+        long[] st = states[s];
+        if (st[SKIPPING] > 0) { st[SKIPPING]++; return; }
+        int[] stk = stacks[s];
+        int d = (int) st[DEPTH];
+        if (d < 0) { st[DEPTH] = 0; d = 0; }
+        if (2 * d + 2 > stk.length) {
+            stk = growStack(s);
+            if (stk == null) { st[SKIPPING] = 1; return; }
+        }
+        long[] n = nodes[s];
+        int top = d > 0 ? stk[2 * d - 2] : 0;
+        charge(s, st, n, top, now);
+        int b = top * NODE;
+        int child;
+        if (n[b + LAST_CHILD_METHOD] == id) {
+            child = (int) n[b + LAST_CHILD];
+        } else {
+            child = child(s, top, id);
+            if (child < 0) { st[SKIPPING] = 1; add(dropped, 2); return; }
+            n = nodes[s];
+            n[b + LAST_CHILD_METHOD] = id;
+            n[b + LAST_CHILD] = child;
+        }
+        n[child * NODE + CALLS]++;
+        stk[2 * d] = child;
+        stk[2 * d + 1] = id;
+        st[DEPTH] = d + 1;
+        if (now - st[READ_WALL] >= INTERVAL_NS) readCpu(s, now);
+    }
+
+    private static void timedExit(int id) {
+        int s = slot();
+        if (s < 0) return;
+        long now = System.nanoTime();
+        long[] st = states[s];
+        if (st[SKIPPING] > 0) { st[SKIPPING]--; return; }
+        int[] stk = stacks[s];
+        int d = (int) st[DEPTH];
+        if (d < 0 || 2 * d > stk.length) { st[DEPTH] = 0; d = 0; }
+        charge(s, st, nodes[s], d > 0 ? stk[2 * d - 2] : 0, now);
+        if (d > 0 && stk[2 * d - 1] == id) st[DEPTH] = --d;
+        else repair(st, stk, d, id);
+        long since = now - st[READ_WALL];
+        // Leaving the outermost instrumented frame (the end of a task, often of the thread): read sooner, so
+        // that little of a thread's time is left to estimate after its last reading.
+        if (since >= INTERVAL_NS || (d == 0 && since >= OUTERMOST_READ_NS)) readCpu(s, now);
+    }
+
+    /** Charges the wall time since the thread's previous event to `node`. */
+    private static void charge(int s, long[] st, long[] n, int node, long now) {
+        long seg = now - st[LAST];
+        st[LAST] = now;
+        if (seg <= 0) return;
+        int b = node * NODE;
+        if (b + NODE > n.length) return;
+        n[b + SELF_WALL] += seg;
+        if (n[b + PENDING] == 0) touch(s, st, node);
+        n[b + PENDING] += seg;
+    }
+
+    private static void touch(int s, long[] st, int node) {
+        int[] t = touched[s];
+        int k = (int) st[TOUCHED];
+        if (k >= t.length) {
+            int[] bigger = new int[t.length * 2];
+            System.arraycopy(t, 0, bigger, 0, t.length);
+            touched[s] = t = bigger;
+        }
+        t[k] = node;
+        st[TOUCHED] = k + 1;
+    }
+
+    /** An exit whose method is not on top: pop down to the nearest frame of that method, if there is one. */
+    private static void repair(long[] st, int[] stk, int d, int id) {
+        for (int k = d - 2; k >= 0; k--) {
+            if (stk[2 * k + 1] == id) {
+                st[REPAIRED] += d - 1 - k;
+                st[DEPTH] = k;
+                return;
+            }
+        }
+        st[UNMATCHED]++;
+    }
+
+    /** Reads the thread's CPU time and apportions the CPU time since the previous reading. */
+    private static void readCpu(int s, long now) {
+        long cpu = cpuNow();
+        long[] st = states[s];
+        long[] n = nodes[s];
+        int[] t = touched[s];
+        int k = (int) st[TOUCHED];
+        long dCpu = cpu - st[READ_CPU];
+        long total = 0;
+        for (int i = 0; i < k; i++) total += n[t[i] * NODE + PENDING];
+        long given = 0;
+        for (int i = 0; i < k; i++) {
+            int b = t[i] * NODE;
+            long p = n[b + PENDING];
+            n[b + PENDING] = 0;
+            if (dCpu <= 0 || total <= 0) continue;
+            long share = (p < (1L << 31) && dCpu < (1L << 31))
+                    ? p * dCpu / total
+                    : (long) ((double) p / (double) total * (double) dCpu);
+            if (share > dCpu - given) share = dCpu - given;
+            if (share > 0) {
+                n[b + SELF_CPU] += share;
+                given += share;
+            }
+        }
+        st[TOUCHED] = 0;
+        st[READ_CPU] = cpu;
+        st[READ_WALL] = now;
+        st[READS]++;
+    }
+
+    /** The child of `parent` for method `id`, made the first time; -1 when the thread's tree is full. */
+    private static int child(int s, int parent, int id) {
+        long key = ((long) parent << 32) | (id & 0xFFFFFFFFL);
+        long[] k = keys[s];
+        int[] v = values[s];
+        int mask = k.length - 1;
+        int i = mix(key) & mask;
+        for (long x; (x = k[i]) != 0; i = (i + 1) & mask) {
+            if (x == key) return v[i];
+        }
+        long[] st = states[s];
+        int node = (int) st[NODES];
+        if (node >= MAX_NODES) return -1;
+        long[] n = nodes[s];
+        if ((node + 1) * NODE > n.length) {
+            long[] bigger = new long[n.length * 2];
+            System.arraycopy(n, 0, bigger, 0, n.length);
+            nodes[s] = n = bigger;
+        }
+        int b = node * NODE;
+        n[b + PARENT] = parent;
+        n[b + METHOD] = id;
+        st[NODES] = node + 1;
+        k[i] = key;
+        v[i] = node;
+        if (2 * (node + 1) > k.length) rehash(s);
+        return node;
+    }
+
+    private static int mix(long key) {
+        long h = key * 0x9E3779B97F4A7C15L;
+        return (int) (h ^ (h >>> 29));
+    }
+
+    private static void rehash(int s) {
+        long[] k = keys[s];
+        int[] v = values[s];
+        long[] k2 = new long[k.length * 2];
+        int[] v2 = new int[k.length * 2];
+        int mask = k2.length - 1;
+        for (int j = 0; j < k.length; j++) {
+            long x = k[j];
+            if (x == 0) continue;
+            int i = mix(x) & mask;
+            while (k2[i] != 0) i = (i + 1) & mask;
+            k2[i] = x;
+            v2[i] = v[j];
+        }
+        values[s] = v2;
+        keys[s] = k2;
+    }
+
+    private static int[] growStack(int s) {
+        int[] stk = stacks[s];
+        if (stk.length >= 2 * MAX_DEPTH) { states[s][TRUNCATED]++; return null; }
+        int[] bigger = new int[stk.length * 2];
+        System.arraycopy(stk, 0, bigger, 0, stk.length);
+        stacks[s] = bigger;
+        return bigger;
+    }
+
+    /** The current thread's slot, claimed the first time; -1 when the table is full. */
+    private static int slot() {
+        Thread t = Thread.currentThread();
+        Thread[] o = owners;
+        int i = System.identityHashCode(t) & (o.length - 1);
+        if (o[i] == t) return i;
+        return claim(t, o, i);
+    }
+
+    private static int claim(Thread t, Thread[] o, int i) {
+        int mask = o.length - 1;
+        for (int probes = 0; probes <= mask; probes++, i = (i + 1) & mask) {
+            Thread x = o[i];
+            if (x == t) return i;
+            if (x == null && U.compareAndSetReference(o, REFS + i * REF_SCALE, null, t)) {
+                // Only this thread uses slot i, and only once the arrays below exist.
+                long now = System.nanoTime();
+                long cpu = cpuNow();
+                long[] st = new long[STATE];
+                st[LAST] = now;
+                st[READ_WALL] = now;
+                st[FIRST_WALL] = now;
+                st[READ_CPU] = cpu;
+                st[FIRST_CPU] = cpu;
+                st[NODES] = 1;
+                nodes[i] = new long[256 * NODE];
+                keys[i] = new long[512];
+                values[i] = new int[512];
+                stacks[i] = new int[256];
+                touched[i] = new int[64];
+                states[i] = st;
+                return i;
+            }
+        }
+        add(dropped, 1);
+        return -1;
+    }
+
+    // ---- counts
+
+    private static void bump(long[] table, int id) {
+        if (id > 0 && id < table.length) U.getAndAddLong(table, LONGS + id * LONG_SCALE, 1L); else add(dropped, 0);
+    }
+
+    private static void add(long[] table, int index) {
+        U.getAndAddLong(table, LONGS + index * LONG_SCALE, 1L);
+    }
+}
