@@ -138,6 +138,7 @@ unsafe fn load(vm: *mut JavaVM, options: &str) -> Result<(), String> {
         rules,
         live_every,
         call_times: settings.call_times,
+        exact_clock: settings.exact_clock,
         ids: Default::default(),
         engaged: Default::default(),
         proxy: Default::default(),

@@ -76,16 +76,26 @@ pub struct ThreadCalls {
     pub edges: HashMap<(u32, u32), u64>,
 }
 
+#[derive(Default, Clone, Copy)]
 pub struct Counts {
     pub enters: u64,
+    /// Normal exits: counted in times mode only.
     pub exits: u64,
     pub unwinds: u64,
+}
+
+/// One thread's counts (counts mode).
+pub struct ThreadCounts {
+    pub name: String,
+    pub tid: i64,
+    pub counts: BTreeMap<u32, Counts>,
 }
 
 pub struct Calls {
     pub on: bool,
     pub times: bool,
     pub counts: BTreeMap<u32, Counts>,
+    pub thread_counts: Vec<ThreadCounts>,
     pub threads: Vec<ThreadCalls>,
     /// Collapsed stack (root first, `;`-separated) -> exclusive CPU ns, all threads.
     pub stacks: BTreeMap<String, u64>,
@@ -170,6 +180,7 @@ pub fn collect(a: &Agent, jni: Jni) -> Calls {
         on: a.rules.methods(),
         times: a.call_times && a.rules.methods(),
         counts: BTreeMap::new(),
+        thread_counts: Vec::new(),
         threads: Vec::new(),
         stacks: BTreeMap::new(),
         dropped: Vec::new(),
@@ -178,23 +189,45 @@ pub fn collect(a: &Agent, jni: Jni) -> Calls {
         return calls;
     };
     let class = class.0;
-    let (enters, exits, unwinds) = (
-        jni.static_longs(class, "enters"),
-        jni.static_longs(class, "exits"),
-        jni.static_longs(class, "unwinds"),
-    );
-    for id in 1..enters.len() {
-        let get = |v: &Vec<i64>| v.get(id).copied().unwrap_or(0).max(0) as u64;
-        let c = Counts {
-            enters: get(&enters),
-            exits: get(&exits),
-            unwinds: get(&unwinds),
-        };
-        if c.enters + c.exits + c.unwinds > 0 {
-            calls.counts.insert(id as u32, c);
+    calls.dropped = jni.static_longs(class, "dropped");
+    let owners = static_array(jni, class, "owners", "[Ljava/lang/Thread;");
+    let counts = static_array(jni, class, "counts", "[[J");
+    if !owners.is_null() && !counts.is_null() {
+        for slot in 0..jni.array_length(owners) {
+            let owner = jni.object_array_element(owners, slot);
+            if owner.is_null() {
+                continue;
+            }
+            let array = jni.object_array_element(counts, slot);
+            let c = long_region(jni, array, usize::MAX);
+            jni.delete_local(array);
+            let (name, tid) = thread_identity(jni, owner);
+            jni.delete_local(owner);
+            let mut mine = BTreeMap::new();
+            for (id, v) in c.chunks_exact(3).enumerate().skip(1) {
+                let k = Counts {
+                    enters: v[0].max(0) as u64,
+                    exits: v[1].max(0) as u64,
+                    unwinds: v[2].max(0) as u64,
+                };
+                if k.enters + k.exits + k.unwinds == 0 {
+                    continue;
+                }
+                let t = calls.counts.entry(id as u32).or_default();
+                t.enters += k.enters;
+                t.exits += k.exits;
+                t.unwinds += k.unwinds;
+                mine.insert(id as u32, k);
+            }
+            calls.thread_counts.push(ThreadCounts {
+                name,
+                tid,
+                counts: mine,
+            });
         }
     }
-    calls.dropped = jni.static_longs(class, "dropped");
+    jni.delete_local(counts);
+    jni.delete_local(owners);
     if !calls.times {
         return calls;
     }
@@ -388,9 +421,9 @@ impl Calls {
         for (&id, c) in &self.counts {
             let mut v = method_json(a, id);
             v["enters"] = json!(c.enters);
-            v["exits"] = json!(c.exits);
             v["unwinds"] = json!(c.unwinds);
             if self.times {
+                v["exits"] = json!(c.exits);
                 times_json(&mut v, &totals.get(&id).copied().unwrap_or_default());
             }
             methods.push(v);
@@ -406,6 +439,23 @@ impl Calls {
             "dropped_events": self.dropped.first().copied().unwrap_or(0),
             "untimed_thread_events": self.dropped.get(1).copied().unwrap_or(0),
         });
+        if !self.times {
+            section["threads"] = self
+                .thread_counts
+                .iter()
+                .map(|t| {
+                    json!({
+                        "name": t.name, "tid": t.tid,
+                        "methods": t.counts.iter().map(|(&id, c)| {
+                            let mut v = method_json(a, id);
+                            v["calls"] = json!(c.enters);
+                            v["unwinds"] = json!(c.unwinds);
+                            v
+                        }).collect::<Vec<_>>(),
+                    })
+                })
+                .collect();
+        }
         if self.times {
             section["cpu_interval_ns"] = json!(INTERVAL_NS);
             section["threads"] = self
@@ -466,14 +516,13 @@ impl Calls {
             let mut rows: Vec<(&u32, &Counts)> = self.counts.iter().collect();
             rows.sort_by(|x, y| y.1.enters.cmp(&x.1.enters).then(x.0.cmp(y.0)));
             let _ = writeln!(s, "\nCALLS BEGIN (exact; ordered by calls)");
-            let _ = writeln!(s, " rank        count        exits      unwinds  method");
+            let _ = writeln!(s, " rank        count      unwinds  method");
             for (i, (&id, c)) in rows.iter().enumerate() {
                 let _ = writeln!(
                     s,
-                    "{:5} {:12} {:12} {:12}  {}",
+                    "{:5} {:12} {:12}  {}",
                     i + 1,
                     c.enters,
-                    c.exits,
                     c.unwinds,
                     name(id)
                 );

@@ -15,6 +15,8 @@ OPTIONS is either a rules file (rules/*.yaml) or comma-separated key=value pairs
                 or N (tag every N-th allocation of each class; live counts are scaled by N)
   calls=MODE    with the rules' `methods` probe: counts (default: exact calls per method) or times
                 (also per thread: calls, inclusive/exclusive CPU and wall time, caller->callee edges)
+  clock=KIND    wall clock of calls=times: tick (default: a 100 us clock read with one load) or exact
+                (System.nanoTime at every entry and exit: exact, much slower)
   help          print this and stop
 Reports, written at VM exit: PREFIX.txt (hprof-style SITES and TRACEs), PREFIX.json (exact counts,
 schema instr-heap/1) and PREFIX.collapsed (flame-graph input: stack;class bytes).";
@@ -36,6 +38,8 @@ pub struct Settings {
     pub live_every: u32,
     /// `calls=times`: per-thread shadow stacks, call trees and times; otherwise method counts only.
     pub call_times: bool,
+    /// `clock=exact`: System.nanoTime per call event in times mode.
+    pub exact_clock: bool,
 }
 
 /// Parses the option string. `Err` is the one-line message the agent prints before refusing to start.
@@ -49,6 +53,7 @@ pub fn parse(options: &str) -> Result<Parsed, String> {
             rules,
             live_every: 0,
             call_times: false,
+            exact_clock: false,
         })
     };
     if options.is_empty() {
@@ -62,6 +67,7 @@ pub fn parse(options: &str) -> Result<Parsed, String> {
     let mut depth = None;
     let mut live_every = 0;
     let mut call_times = false;
+    let mut exact_clock = false;
     for pair in options.split(',') {
         let (key, value) = pair.split_once('=').ok_or_else(|| {
             format!("option '{pair}' is not key=value (see -agentpath:libinstr.so=help)")
@@ -92,10 +98,17 @@ pub fn parse(options: &str) -> Result<Parsed, String> {
                     _ => return Err(format!("calls={value}: expected counts or times")),
                 }
             }
+            "clock" => {
+                exact_clock = match value {
+                    "tick" => false,
+                    "exact" => true,
+                    _ => return Err(format!("clock={value}: expected tick or exact")),
+                }
+            }
             "help" => return Ok(Parsed::Help),
             other => {
                 return Err(format!(
-                    "unknown option '{other}' (known: rules, file, depth, live, calls, help)"
+                    "unknown option '{other}' (known: rules, file, depth, live, calls, clock, help)"
                 ))
             }
         }
@@ -114,6 +127,7 @@ pub fn parse(options: &str) -> Result<Parsed, String> {
         rules: r,
         live_every,
         call_times,
+        exact_clock,
     }))
 }
 

@@ -18,6 +18,8 @@ pub struct Agent {
     pub live_every: u32,
     /// `calls=times`: per-thread call trees and times (method_report.rs); otherwise counts only.
     pub call_times: bool,
+    /// `clock=exact`: System.nanoTime at every call event instead of the ticking clock (calls.rs).
+    pub exact_clock: bool,
     pub ids: IdRegistry,
     /// True once HeapProxy.engage() has run: classes loaded from then on call the native flavour.
     pub engaged: AtomicBool,

@@ -3,9 +3,12 @@
  * defines this class in java.base beside HeapProxy, in the early VM_START phase, and engages it at VM_INIT just
  * before HeapProxy (docs/ARCHITECTURE.md, "Method calls").
  *
+ * Per thread (a slot found from Thread.tid, read with Unsafe: one load, whatever the Thread's monitor state) the
+ * probes add plainly into the thread's own long[]: no atomic instruction and no shared cache line on the hot path.
  * Two modes, chosen by the agent option calls=counts|times:
- *  - counts: per method id, one atomic add into a shared long[] at entry, at each return and at each unwind.
- *  - times: the same adds, then per thread a shadow stack and a calling-context tree (CCT): a node per distinct
+ *  - counts: per thread and method id, calls (entries) and exceptional exits. Normal exits are not counted:
+ *    the exit probe returns at once (a static flag), so a call costs one plain add.
+ *  - times: the same, plus normal exits, then per thread a shadow stack and a calling-context tree (CCT): a node per distinct
  *    call path, holding its calls, exclusive wall time and exclusive thread CPU time. Everything else
  *    (per-method counts, inclusive times, caller->callee edges, collapsed stacks) is derived from the trees by
  *    the agent at exit. Per-thread state lives in arrays indexed by a thread slot (Thread identity hash, open
@@ -44,17 +47,27 @@ public final class HeapProxyCalls {
     /** times mode: per-thread shadow stacks and trees; otherwise counts only. */
     private static boolean timed;
 
-    // Calls by the rewriter's method id, all threads: entries, normal exits, exceptional exits.
-    private static long[] enters;
-    private static long[] exits;
-    private static long[] unwinds;
+    /**
+     * The wall clock of times mode: the address of a nanosecond counter that an agent thread advances every
+     * TICK (agent/src/calls.rs), read with one load; 0: System.nanoTime at every event (clock=exact).
+     */
+    private static long CLOCK;
+
+    /** Offset of Thread.tid, the key of a thread's slot. */
+    private static long TID;
 
     /** [0]: ids out of range; [1]: events of threads beyond the slot table; [2]: frames beyond the tree limit. */
     private static long[] dropped;
 
-    // ---- per thread (times mode), by slot
+    // ---- per thread, by slot
 
+    /** The slot table: Thread.tid of the owner (0: free), claimed by CAS. */
+    private static long[] tids;
     private static Thread[] owners;
+    /** Per method id: [3 id] entries, [3 id + 1] normal exits (times mode only), [3 id + 2] exceptional exits. */
+    private static long[][] counts;
+    /** Whether normal exits are counted (times mode). */
+    private static boolean countExits;
     /** The tree: NODE fields per node; node 0 is the root (method 0, "outside instrumented code"). */
     private static long[][] nodes;
     /** (parent << 32 | method) + node index, open addressing; a key is never 0 since method ids start at 1. */
@@ -82,42 +95,74 @@ public final class HeapProxyCalls {
     static final int MAX_NODES = 1 << 22;
 
     /** Called by the agent (JNI) at VM_INIT, before HeapProxy.engage. */
-    static void engage(boolean times, int maxMethods, int threadSlots, long longBase, long longScale, long refBase,
-                       long refScale) {
+    static void engage(boolean times, long clock, int maxMethods, int threadSlots, long longBase, long longScale,
+                       long refBase, long refScale) {
+        CLOCK = clock;
+        // maxMethods is the rewriter's limit of method ids; the per-thread tables grow up to it.
         U = Unsafe.getUnsafe();
         LONGS = longBase;
         LONG_SCALE = longScale;
         REFS = refBase;
         REF_SCALE = refScale;
-        enters = new long[maxMethods];
-        exits = new long[maxMethods];
-        unwinds = new long[maxMethods];
+        TID = U.objectFieldOffset(Thread.class, "tid");
+        maxIds = maxMethods;
         dropped = new long[3];
+        tids = new long[threadSlots];
         owners = new Thread[threadSlots];
+        counts = new long[threadSlots][];
         nodes = new long[threadSlots][];
         keys = new long[threadSlots][];
         values = new int[threadSlots][];
         stacks = new int[threadSlots][];
         touched = new int[threadSlots][];
         states = new long[threadSlots][];
+        countExits = times;
         timed = times;
     }
+
+    private static int maxIds;
 
     // ---- the probes (through HeapProxy.methodEnter/methodExit/methodUnwind)
 
     public static void enter(int id) {
-        bump(enters, id);
-        if (timed) timedEnter(id);
+        int s = slot();
+        if (s < 0) return;
+        long[] c = counts[s];
+        int i = 3 * id;
+        if (id > 0 && i < c.length) c[i]++; else if (!grow(s, id, 0)) return;
+        if (timed) timedEnter(s, id);
     }
 
     public static void exit(int id) {
-        bump(exits, id);
-        if (timed) timedExit(id);
+        if (!countExits) return;
+        int s = slot();
+        if (s < 0) return;
+        long[] c = counts[s];
+        int i = 3 * id + 1;
+        if (id > 0 && i < c.length) c[i]++; else if (!grow(s, id, 1)) return;
+        timedExit(s, id);
     }
 
     public static void unwind(int id) {
-        bump(unwinds, id);
-        if (timed) timedExit(id);
+        int s = slot();
+        if (s < 0) return;
+        long[] c = counts[s];
+        int i = 3 * id + 2;
+        if (id > 0 && i < c.length) c[i]++; else if (!grow(s, id, 2)) return;
+        if (timed) timedExit(s, id);
+    }
+
+    /** Grows the thread's counts to hold `id` and counts the event; false (and dropped) for an id out of range. */
+    private static boolean grow(int s, int id, int field) {
+        if (id <= 0 || id >= maxIds) { add(dropped, 0); return false; }
+        long[] c = counts[s];
+        int n = c.length;
+        while (n <= 3 * id + 2) n *= 2;
+        long[] bigger = new long[n];
+        System.arraycopy(c, 0, bigger, 0, c.length);
+        counts[s] = bigger;
+        bigger[3 * id + field]++;
+        return true;
     }
 
     // ---- natives (libinstr.so, agent/src/calls.rs)
@@ -136,20 +181,28 @@ public final class HeapProxyCalls {
 
     /** "counts", "times", or "off" when the rules have no method probes. */
     public static String mode() {
-        return enters == null || enters.length < 2 ? "off" : timed ? "times" : "counts";
+        return maxIds < 2 ? "off" : timed ? "times" : "counts";
     }
 
     // ---- for instr.Counts (the test API); not on any probe path
 
     /** Calls (entries) of `cls.name[descriptor]` in all threads so far; -1 if no such method has probes. */
     public static long calls(String cls, String name, String descriptor) {
-        return sum(enters, methodIds(cls, name, descriptor));
+        return sum(callCounts(), methodIds(cls, name, descriptor));
     }
 
-    /** A copy of the entry counts by method id, for snapshots. */
+    /** Entries by method id, summed over all threads (a new array), for the test API's snapshots. */
     public static long[] callCounts() {
-        long[] e = enters;
-        return e == null ? new long[0] : e.clone();
+        long[][] all = counts;
+        if (all == null) return new long[0];
+        int n = 0;
+        for (long[] c : all) if (c != null && c.length / 3 > n) n = c.length / 3;
+        long[] out = new long[n];
+        for (long[] c : all) {
+            if (c == null) continue;
+            for (int id = 1; id < out.length && 3 * id < c.length; id++) out[id] += c[3 * id];
+        }
+        return out;
     }
 
     /** Sum of `counts` over `ids`; -1 when `ids` is empty or null. */
@@ -160,10 +213,13 @@ public final class HeapProxyCalls {
         return n;
     }
 
-    /** Zeroes the call counts and the per-thread call counts and times (other threads may be running). */
+    /** Zeroes the per-thread call counts and times (other threads may be running meanwhile). */
     public static void reset() {
-        for (long[] t : new long[][] { enters, exits, unwinds }) {
-            if (t != null) for (int i = 0; i < t.length; i++) t[i] = 0;
+        long[][] cs = counts;
+        if (cs != null) {
+            for (long[] c : cs) {
+                if (c != null) for (int i = 0; i < c.length; i++) c[i] = 0;
+            }
         }
         long[][] all = nodes;
         if (all == null) return;
@@ -179,10 +235,8 @@ public final class HeapProxyCalls {
 
     // ---- times mode
 
-    private static void timedEnter(int id) {
-        int s = slot();
-        if (s < 0) return;
-        long now = System.nanoTime();
+    private static void timedEnter(int s, int id) {
+        long now = now();
         long[] st = states[s];
         if (st[SKIPPING] > 0) { st[SKIPPING]++; return; }
         int[] stk = stacks[s];
@@ -213,10 +267,8 @@ public final class HeapProxyCalls {
         if (now - st[READ_WALL] >= INTERVAL_NS) readCpu(s, now);
     }
 
-    private static void timedExit(int id) {
-        int s = slot();
-        if (s < 0) return;
-        long now = System.nanoTime();
+    private static void timedExit(int s, int id) {
+        long now = now();
         long[] st = states[s];
         if (st[SKIPPING] > 0) { st[SKIPPING]--; return; }
         int[] stk = stacks[s];
@@ -229,6 +281,11 @@ public final class HeapProxyCalls {
         // Leaving the outermost instrumented frame (the end of a task, often of the thread): read sooner, so
         // that little of a thread's time is left to estimate after its last reading.
         if (since >= INTERVAL_NS || (d == 0 && since >= OUTERMOST_READ_NS)) readCpu(s, now);
+    }
+
+    private static long now() {
+        long c = CLOCK;
+        return c != 0 ? U.getLongVolatile(null, c) : System.nanoTime();
     }
 
     /** Charges the wall time since the thread's previous event to `node`. */
@@ -362,34 +419,39 @@ public final class HeapProxyCalls {
     /** The current thread's slot, claimed the first time; -1 when the table is full. */
     private static int slot() {
         Thread t = Thread.currentThread();
-        Thread[] o = owners;
-        int i = System.identityHashCode(t) & (o.length - 1);
-        if (o[i] == t) return i;
-        return claim(t, o, i);
+        long tid = U.getLong(t, TID);
+        long[] o = tids;
+        int i = (int) tid & (o.length - 1);
+        if (o[i] == tid) return i;
+        return claim(t, tid, o, i);
     }
 
-    private static int claim(Thread t, Thread[] o, int i) {
+    private static int claim(Thread t, long tid, long[] o, int i) {
         int mask = o.length - 1;
         for (int probes = 0; probes <= mask; probes++, i = (i + 1) & mask) {
-            Thread x = o[i];
-            if (x == t) return i;
-            if (x == null && U.compareAndSetReference(o, REFS + i * REF_SCALE, null, t)) {
-                // Only this thread uses slot i, and only once the arrays below exist.
-                long now = System.nanoTime();
-                long cpu = cpuNow();
-                long[] st = new long[STATE];
-                st[LAST] = now;
-                st[READ_WALL] = now;
-                st[FIRST_WALL] = now;
-                st[READ_CPU] = cpu;
-                st[FIRST_CPU] = cpu;
-                st[NODES] = 1;
-                nodes[i] = new long[256 * NODE];
-                keys[i] = new long[512];
-                values[i] = new int[512];
-                stacks[i] = new int[256];
-                touched[i] = new int[64];
-                states[i] = st;
+            long x = o[i];
+            if (x == tid) return counts[i] == null ? -1 : i;
+            if (x == 0 && U.compareAndSetLong(o, LONGS + i * LONG_SCALE, 0L, tid)) {
+                // Only this thread uses slot i. Until its arrays exist, its probes see a null and do nothing.
+                owners[i] = t;
+                if (timed) {
+                    long now = now();
+                    long cpu = cpuNow();
+                    long[] st = new long[STATE];
+                    st[LAST] = now;
+                    st[READ_WALL] = now;
+                    st[FIRST_WALL] = now;
+                    st[READ_CPU] = cpu;
+                    st[FIRST_CPU] = cpu;
+                    st[NODES] = 1;
+                    nodes[i] = new long[256 * NODE];
+                    keys[i] = new long[512];
+                    values[i] = new int[512];
+                    stacks[i] = new int[256];
+                    touched[i] = new int[64];
+                    states[i] = st;
+                }
+                counts[i] = new long[3 * 1024];
                 return i;
             }
         }
@@ -398,10 +460,6 @@ public final class HeapProxyCalls {
     }
 
     // ---- counts
-
-    private static void bump(long[] table, int id) {
-        if (id > 0 && id < table.length) U.getAndAddLong(table, LONGS + id * LONG_SCALE, 1L); else add(dropped, 0);
-    }
 
     private static void add(long[] table, int index) {
         U.getAndAddLong(table, LONGS + index * LONG_SCALE, 1L);
