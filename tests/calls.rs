@@ -141,15 +141,22 @@ fn assert_exact(what: &str, r: &Run) {
         if times {
             assert_eq!(num(m, "exits"), exits, "{what}: {class}.{name} exits");
         } else {
-            assert!(m.get("exits").is_none(), "{what}: exits are not counted in counts mode");
+            assert!(
+                m.get("exits").is_none(),
+                "{what}: exits are not counted in counts mode"
+            );
         }
     }
     // Called back from the JDK's uninstrumented Arrays.sort, once per comparison.
     let lambda = num(method(methods, "CallCounts", "lambda$main$1"), "enters");
     let compare = num(method(methods, "CallCounts", "compareValues"), "enters");
-    assert!(lambda > 0 && lambda == compare, "{what}: comparator calls {lambda} vs {compare}");
     assert!(
-        r.stdout.contains("result fib=75025 even=true caught=100 thrown=100 ctorFailures=2"),
+        lambda > 0 && lambda == compare,
+        "{what}: comparator calls {lambda} vs {compare}"
+    );
+    assert!(
+        r.stdout
+            .contains("result fib=75025 even=true caught=100 thrown=100 ctorFailures=2"),
         "{what}: {}",
         r.stdout
     );
@@ -161,7 +168,11 @@ fn counts_are_exact_in_every_execution_mode() {
     for jdk in jdks() {
         for (mode, flags) in MODES {
             // The exact clock (System.nanoTime per event) once per JDK, under C2.
-            let exact: &[&str] = if *mode == "C2" { &["times,clock=exact"] } else { &[] };
+            let exact: &[&str] = if *mode == "C2" {
+                &["times,clock=exact"]
+            } else {
+                &[]
+            };
             for &calls in ["counts", "times"].iter().chain(exact) {
                 let what = format!("[{}] {mode} calls={calls}", jdk.version);
                 let r = run_calls(&jdk, calls, flags, &[]);
@@ -208,7 +219,11 @@ fn check_times(what: &str, r: &Run) {
         let name = format!("worker-{t}");
         let w = thread(&name);
         let work = method(&w["methods"], "CallCounts", "work");
-        assert_eq!(num(work, "calls"), 1000 * (t + 1), "{what}: {name} work calls");
+        assert_eq!(
+            num(work, "calls"),
+            1000 * (t + 1),
+            "{what}: {name} work calls"
+        );
         // Σ exclusive CPU <= the thread's CPU time read by the program itself (ThreadMXBean) + tolerance.
         let sum = num(w, "self_cpu_ns_sum");
         assert!(
@@ -225,9 +240,15 @@ fn check_times(what: &str, r: &Run) {
             "{what}: {name}: Σ exclusive CPU {sum} > thread CPU {}",
             num(t, "cpu_ns")
         );
-        assert!(num(t, "cpu_tail_estimated_ns") <= TOLERANCE_NS, "{what}: {name}");
+        assert!(
+            num(t, "cpu_tail_estimated_ns") <= TOLERANCE_NS,
+            "{what}: {name}"
+        );
         for m in t["methods"].as_array().unwrap() {
-            for (total, own) in [("total_cpu_ns", "self_cpu_ns"), ("total_wall_ns", "self_wall_ns")] {
+            for (total, own) in [
+                ("total_cpu_ns", "self_cpu_ns"),
+                ("total_wall_ns", "self_wall_ns"),
+            ] {
                 assert!(
                     num(m, total) >= num(m, own),
                     "{what}: {name}: {}.{}: {total} < {own}: {m}",
@@ -237,13 +258,23 @@ fn check_times(what: &str, r: &Run) {
             }
         }
     }
-    assert_eq!(num(thread("sleeper"), "depth_at_exit"), 1, "{what}: sleeper still in its call");
+    assert_eq!(
+        num(thread("sleeper"), "depth_at_exit"),
+        1,
+        "{what}: sleeper still in its call"
+    );
     assert_eq!(num(thread("main"), "repaired_frames"), 0, "{what}");
     // Totals: calls per method equal the exact counts; inclusive >= exclusive.
     for m in r.json["methods"].as_array().unwrap() {
         assert_eq!(num(m, "calls"), num(m, "enters"), "{what}: {m}");
-        assert!(num(m, "total_cpu_ns") >= num(m, "self_cpu_ns"), "{what}: {m}");
-        assert!(num(m, "total_wall_ns") >= num(m, "self_wall_ns"), "{what}: {m}");
+        assert!(
+            num(m, "total_cpu_ns") >= num(m, "self_cpu_ns"),
+            "{what}: {m}"
+        );
+        assert!(
+            num(m, "total_wall_ns") >= num(m, "self_wall_ns"),
+            "{what}: {m}"
+        );
     }
     // Edges: fib calls itself, the comparator lambda is called from main through Arrays.sort.
     let edges = calls["edges"].as_array().unwrap();
@@ -259,7 +290,10 @@ fn check_times(what: &str, r: &Run) {
     assert_eq!(edge("isEven", "isOdd"), 500, "{what}");
     assert_eq!(edge("isOdd", "isEven"), 500, "{what}");
     assert_eq!(edge("middle2", "thrower"), 700, "{what}");
-    let compare = num(method(&r.json["methods"], "CallCounts", "compareValues"), "enters");
+    let compare = num(
+        method(&r.json["methods"], "CallCounts", "compareValues"),
+        "enters",
+    );
     assert_eq!(edge("main", "lambda$main$1"), compare, "{what}");
     assert_eq!(edge("lambda$main$1", "compareValues"), compare, "{what}");
     // Reports: the CPU TIME section and collapsed stacks weighted by CPU time.
@@ -275,7 +309,9 @@ fn check_times(what: &str, r: &Run) {
         .rsplit_once(' ')
         .is_some_and(|(_, n)| n.parse::<u64>().is_ok())));
     assert!(
-        collapsed.lines().any(|l| l.starts_with("CallCounts.main;CallCounts.fib")),
+        collapsed
+            .lines()
+            .any(|l| l.starts_with("CallCounts.main;CallCounts.fib")),
         "{what}: {collapsed}"
     );
 }
@@ -303,8 +339,15 @@ fn asynchronous_exceptions_leave_a_repaired_stack() {
                 .clone();
             assert_eq!(num(&victim, "depth_at_exit"), 0, "{what}: {victim}");
             let spinner = method(&r.json["methods"], "CallCounts", "spinner");
-            let (e, x, u) = (num(spinner, "enters"), num(spinner, "exits"), num(spinner, "unwinds"));
-            assert!(e > 0 && x + u + 1 >= e && x + u <= e + 1, "{what}: spinner {e} {x} {u}");
+            let (e, x, u) = (
+                num(spinner, "enters"),
+                num(spinner, "exits"),
+                num(spinner, "unwinds"),
+            );
+            assert!(
+                e > 0 && x + u + 1 >= e && x + u <= e + 1,
+                "{what}: spinner {e} {x} {u}"
+            );
             println!(
                 "{what}: victim repaired {} frames, {} unmatched exits",
                 victim["repaired_frames"], victim["unmatched_exits"]
@@ -344,7 +387,11 @@ fn compile_example(jdk: &Jdk, name: &str, edit: impl Fn(String) -> String) -> (P
     let src = dir.join("src");
     fs::create_dir_all(&src).unwrap();
     let mut files = Vec::new();
-    for f in ["src/shop/Cart.java", "src/shop/Receipt.java", "test/shop/CartTest.java"] {
+    for f in [
+        "src/shop/Cart.java",
+        "src/shop/Receipt.java",
+        "test/shop/CartTest.java",
+    ] {
         let mut body = fs::read_to_string(example.join(f)).unwrap();
         if f.ends_with("Cart.java") {
             body = edit(body);
@@ -372,7 +419,11 @@ fn run_junit(jdk: &Jdk, classes: &Path, jar: &Path, with_agent: bool) -> Output 
     }
     cmd.arg("-jar")
         .arg(JUNIT)
-        .args(["--disable-banner", "--disable-ansi-colors", "--details=tree"])
+        .args([
+            "--disable-banner",
+            "--disable-ansi-colors",
+            "--details=tree",
+        ])
         .arg("-cp")
         .arg(format!("{}:{}", classes.display(), jar.display()))
         .args(["--select-package", "shop"]);
@@ -388,11 +439,23 @@ fn junit_example_passes_and_catches_an_extra_call_or_allocation() {
         let (classes, jar) = compile_example(&jdk, "as-is", |s| s);
         let out = run_junit(&jdk, &classes, &jar, true);
         check(&format!("[{}] examples/junit", jdk.version), &out);
-        assert!(text(&out.stdout).contains("4 tests successful"), "{}", text(&out.stdout));
+        assert!(
+            text(&out.stdout).contains("4 tests successful"),
+            "{}",
+            text(&out.stdout)
+        );
 
         let variants: [(&str, &str, &str); 2] = [
-            ("extra-call", "withTax(0);\n        return t;", "withTax calls ==> expected: <3> but was: <4>"),
-            ("extra-allocation", "new Receipt(t);\n        return t;", "Receipt allocations ==> expected: <0> but was: <1>"),
+            (
+                "extra-call",
+                "withTax(0);\n        return t;",
+                "withTax calls ==> expected: <3> but was: <4>",
+            ),
+            (
+                "extra-allocation",
+                "new Receipt(t);\n        return t;",
+                "Receipt allocations ==> expected: <0> but was: <1>",
+            ),
         ];
         for (name, replacement, message) in variants {
             let (classes, jar) = compile_example(&jdk, name, |s| {
@@ -401,9 +464,20 @@ fn junit_example_passes_and_catches_an_extra_call_or_allocation() {
             });
             let out = run_junit(&jdk, &classes, &jar, true);
             let stdout = text(&out.stdout);
-            assert!(!out.status.success(), "[{}] {name}: the tests passed", jdk.version);
-            assert!(stdout.contains(message), "[{}] {name}:\n{stdout}", jdk.version);
-            println!("[{}] examples/junit with an {name}: fails with \"{message}\"", jdk.version);
+            assert!(
+                !out.status.success(),
+                "[{}] {name}: the tests passed",
+                jdk.version
+            );
+            assert!(
+                stdout.contains(message),
+                "[{}] {name}:\n{stdout}",
+                jdk.version
+            );
+            println!(
+                "[{}] examples/junit with an {name}: fails with \"{message}\"",
+                jdk.version
+            );
         }
 
         // Without the agent: a clear one-line failure naming the option.
@@ -411,8 +485,86 @@ fn junit_example_passes_and_catches_an_extra_call_or_allocation() {
         let stdout = text(&out.stdout);
         assert!(!out.status.success());
         assert!(
-            stdout.contains("IllegalStateException: instr agent not loaded: run the JVM with -agentpath:"),
+            stdout.contains(
+                "IllegalStateException: instr agent not loaded: run the JVM with -agentpath:"
+            ),
             "[{}] without the agent:\n{stdout}",
+            jdk.version
+        );
+    }
+}
+
+/// The rules' method selection through the agent: one package (with a subpackage), one class (not its
+/// neighbour in the same package), one method by descriptor (not its other overload): exactly these
+/// methods are counted, nothing else.
+#[test]
+fn rules_select_one_package_one_class_one_method() {
+    let root = workspace().join("test-classes/calls-packages");
+    let mut srcs = Vec::new();
+    for f in files_under(&root) {
+        if f.extension().is_some_and(|e| e == "java") {
+            srcs.push(root.join(f));
+        }
+    }
+    for jdk in jdks() {
+        let classes = scratch(&format!("calls-packages-{}", jdk.key()));
+        javac(&jdk, &srcs, &classes.join("classes"), &[]);
+        let mut cmd = Command::new(jdk.bin("java"));
+        cmd.arg(format!(
+            "-agentpath:{}=rules={},file={}/out",
+            agent_lib().display(),
+            root.join("rules.yaml").display(),
+            classes.display()
+        ))
+        .arg("-cp")
+        .arg(classes.join("classes"))
+        .arg("app.Main");
+        let out = run(&mut cmd);
+        check(&format!("[{}] app.Main", jdk.version), &out);
+        let json: Value =
+            serde_json::from_str(&fs::read_to_string(classes.join("out.json")).unwrap()).unwrap();
+        let mut got: Vec<(String, String, String, u64)> = json["methods"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|m| {
+                (
+                    m["class"].as_str().unwrap().to_string(),
+                    m["method"].as_str().unwrap().to_string(),
+                    m["descriptor"].as_str().unwrap().to_string(),
+                    num(m, "enters"),
+                )
+            })
+            .collect();
+        got.sort();
+        let s = |x: &str| x.to_string();
+        let want = vec![
+            (s("app.cache.Cache"), s("<init>"), s("()V"), 1),
+            (
+                s("app.cache.Cache"),
+                s("get"),
+                s("(Ljava/lang/String;)Ljava/lang/Object;"),
+                4,
+            ),
+            (
+                s("app.cache.Cache"),
+                s("put"),
+                s("(Ljava/lang/String;Ljava/lang/Object;)V"),
+                10,
+            ),
+            (s("app.shop.Order"), s("<init>"), s("(IJ)V"), 10),
+            (s("app.shop.Order"), s("totalWithTax"), s("()J"), 10),
+            (s("app.shop.internal.Tax"), s("of"), s("(J)J"), 10),
+            (
+                s("app.util.Json"),
+                s("parse"),
+                s("(Ljava/lang/String;)Ljava/lang/String;"),
+                3,
+            ),
+        ];
+        assert_eq!(
+            got, want,
+            "[{}] selected methods and their calls",
             jdk.version
         );
     }

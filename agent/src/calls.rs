@@ -33,7 +33,9 @@ pub fn engage(a: &Agent, jni: Jni, max_methods: jint, offsets: &[i64; 4]) -> boo
         0
     };
     let args = [
-        jvalue { z: times as jboolean },
+        jvalue {
+            z: times as jboolean,
+        },
         jvalue { j: clock },
         jvalue { i: max_methods },
         jvalue {
@@ -110,7 +112,8 @@ fn string(jni: Jni, s: jstring) -> Option<String> {
     // SAFETY: `s` is a live local reference to a java.lang.String passed in by the VM.
     unsafe {
         let env = jni.0;
-        let chars: *const c_char = ((**env).GetStringUTFChars.unwrap())(env, s, std::ptr::null_mut());
+        let chars: *const c_char =
+            ((**env).GetStringUTFChars.unwrap())(env, s, std::ptr::null_mut());
         if chars.is_null() {
             jni.clear_exception();
             return None;
@@ -181,7 +184,9 @@ pub extern "system" fn Java_java_lang_HeapProxyCalls_classSelected(
     let result = catch_unwind(AssertUnwindSafe(|| {
         let jni = Jni(env);
         match (agent(), string(jni, class)) {
-            (Some(a), Some(c)) => a.rules.methods() && a.rules.class_wanted(internal(&c).as_bytes()),
+            (Some(a), Some(c)) => {
+                a.rules.methods() && a.rules.class_wanted(internal(&c).as_bytes())
+            }
             _ => false,
         }
     }));

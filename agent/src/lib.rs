@@ -10,9 +10,9 @@
 //! * VM_INIT: `HeapProxy.engage(...)`; classes loaded from then on call the native flavour.
 //! * VM_DEATH: read the counters back and write the reports (`report.rs`).
 
+pub mod calls;
 pub mod hook;
 pub mod jni;
-pub mod calls;
 pub mod jvmti;
 pub mod method_report;
 pub mod natives;

@@ -153,7 +153,9 @@ fn thread_identity(jni: Jni, thread: jobject) -> (String, i64) {
             let out = if chars.is_null() {
                 "?".to_string()
             } else {
-                let t = std::ffi::CStr::from_ptr(chars).to_string_lossy().into_owned();
+                let t = std::ffi::CStr::from_ptr(chars)
+                    .to_string_lossy()
+                    .into_owned();
                 ((**env).ReleaseStringUTFChars.unwrap())(env, s, chars);
                 t
             };
@@ -259,9 +261,14 @@ pub fn collect(a: &Agent, jni: Jni) -> Calls {
         if st.len() <= TRUNCATED {
             continue;
         }
-        calls
-            .threads
-            .push(thread_calls(name, tid, &st, &n, &mut names, &mut calls.stacks));
+        calls.threads.push(thread_calls(
+            name,
+            tid,
+            &st,
+            &n,
+            &mut names,
+            &mut calls.stacks,
+        ));
     }
     for o in [owners, nodes, states] {
         jni.delete_local(o);
@@ -389,7 +396,9 @@ impl<'a> MethodNames<'a> {
 
 fn method_json(a: &Agent, id: u32) -> Value {
     match a.ids.method(id) {
-        Some(m) => json!({"id": id, "class": m.class.replace('/', "."), "method": m.name, "descriptor": m.descriptor}),
+        Some(m) => {
+            json!({"id": id, "class": m.class.replace('/', "."), "method": m.name, "descriptor": m.descriptor})
+        }
         None => json!({"id": id}),
     }
 }
