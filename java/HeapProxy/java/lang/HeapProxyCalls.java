@@ -61,7 +61,10 @@ public final class HeapProxyCalls {
 
     // ---- per thread, by slot
 
-    /** The slot table: Thread.tid of the owner (0: free), claimed by CAS. */
+    /**
+     * The slot table: Thread.tid of the owner (-1: free), claimed by CAS. A Thread whose constructor has not yet
+     * assigned its tid (0: a thread the VM attaches runs probes inside its own constructor) gets no slot.
+     */
     private static long[] tids;
     private static Thread[] owners;
     /** Per method id: [3 id] entries, [3 id + 1] normal exits (times mode only), [3 id + 2] exceptional exits. */
@@ -98,6 +101,9 @@ public final class HeapProxyCalls {
     static void engage(boolean times, long clock, int maxMethods, int threadSlots, long longBase, long longScale,
                        long refBase, long refScale) {
         CLOCK = clock;
+        // Bind the native now: the VM looks a native up through Java code (ClassLoader.findNative), which may
+        // carry probes; bound later, from inside a probe, that lookup would recurse.
+        cpuNow();
         // maxMethods is the rewriter's limit of method ids; the per-thread tables grow up to it.
         U = Unsafe.getUnsafe();
         LONGS = longBase;
@@ -108,6 +114,7 @@ public final class HeapProxyCalls {
         maxIds = maxMethods;
         dropped = new long[3];
         tids = new long[threadSlots];
+        for (int i = 0; i < threadSlots; i++) tids[i] = -1;
         owners = new Thread[threadSlots];
         counts = new long[threadSlots][];
         nodes = new long[threadSlots][];
@@ -128,6 +135,7 @@ public final class HeapProxyCalls {
         int s = slot();
         if (s < 0) return;
         long[] c = counts[s];
+        if (c == null) return;
         int i = 3 * id;
         if (id > 0 && i < c.length) c[i]++; else if (!grow(s, id, 0)) return;
         if (timed) timedEnter(s, id);
@@ -138,6 +146,7 @@ public final class HeapProxyCalls {
         int s = slot();
         if (s < 0) return;
         long[] c = counts[s];
+        if (c == null) return;
         int i = 3 * id + 1;
         if (id > 0 && i < c.length) c[i]++; else if (!grow(s, id, 1)) return;
         timedExit(s, id);
@@ -147,6 +156,7 @@ public final class HeapProxyCalls {
         int s = slot();
         if (s < 0) return;
         long[] c = counts[s];
+        if (c == null) return;
         int i = 3 * id + 2;
         if (id > 0 && i < c.length) c[i]++; else if (!grow(s, id, 2)) return;
         if (timed) timedExit(s, id);
@@ -427,12 +437,13 @@ public final class HeapProxyCalls {
     }
 
     private static int claim(Thread t, long tid, long[] o, int i) {
+        if (tid <= 0) { add(dropped, 1); return -1; }
         int mask = o.length - 1;
         for (int probes = 0; probes <= mask; probes++, i = (i + 1) & mask) {
             long x = o[i];
             if (x == tid) return counts[i] == null ? -1 : i;
-            if (x == 0 && U.compareAndSetLong(o, LONGS + i * LONG_SCALE, 0L, tid)) {
-                // Only this thread uses slot i. Until its arrays exist, its probes see a null and do nothing.
+            if (x == -1 && U.compareAndSetLong(o, LONGS + i * LONG_SCALE, -1L, tid)) {
+                // Only this thread uses slot i. Until its counts exist (set last), its probes see a null and return.
                 owners[i] = t;
                 if (timed) {
                     long now = now();
