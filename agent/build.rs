@@ -1,5 +1,5 @@
-//! Compiles java/HeapProxy/java/lang/HeapProxy.java with javac so that libinstr.so can embed the class bytes:
-//! one file ships, nothing else needs to be on a path.
+//! Compiles java/HeapProxy/java/lang/*.java (HeapProxy, HeapProxyCalls) with javac so that libinstr.so can
+//! embed the class bytes: one file ships, nothing else needs to be on a path.
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -7,8 +7,13 @@ use std::process::Command;
 fn main() {
     let root =
         PathBuf::from(std::env::var("CARGO_MANIFEST_DIR").unwrap()).join("../java/HeapProxy");
-    let source = root.join("java/lang/HeapProxy.java");
-    println!("cargo:rerun-if-changed={}", source.display());
+    let sources: Vec<PathBuf> = ["HeapProxy.java", "HeapProxyCalls.java"]
+        .iter()
+        .map(|f| root.join("java/lang").join(f))
+        .collect();
+    for source in &sources {
+        println!("cargo:rerun-if-changed={}", source.display());
+    }
     println!("cargo:rerun-if-env-changed=JAVA_HOME");
     let out = PathBuf::from(std::env::var("OUT_DIR").unwrap()).join("heap-proxy");
     let _ = std::fs::remove_dir_all(&out);
@@ -27,10 +32,10 @@ fn main() {
         .arg(format!("java.base={}", root.display()))
         .arg("-d")
         .arg(&out)
-        .arg(&source)
+        .args(&sources)
         .status()
         .unwrap_or_else(|e| panic!("cannot run {}: {e}", javac.display()));
-    assert!(status.success(), "javac failed on {}", source.display());
+    assert!(status.success(), "javac failed on {sources:?}");
 }
 
 /// $JAVA_HOME's javac, else the oldest JDK under /usr/lib/jvm (the class must load on every supported JDK),

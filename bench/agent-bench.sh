@@ -14,20 +14,42 @@
 #   monitors  agent loaded, no allocation probes (rules/empty.yaml); the thread and monitor profiler on:
 #           thread start/end and CPU time, contended enter/entered and wait/waited (MONITOR TIME)
 #   jfr     no agent; -XX:StartFlightRecording with settings=profile (allocation sampling on)
+#   calls   method probes on every method of the workload's own packages (see app_packages), calls=counts
+#   times   the same with calls=times (per-thread call trees, CPU and wall time)
+# For calls and times the median number of calls counted (sum of the report's enters) is printed too.
+# -c measures CPU seconds (user + system) instead of wall seconds: steadier on a loaded machine.
 # Build first: cargo build --release -p instr-agent. It is a benchmark, not a test: it asserts nothing.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 ROOT=$PWD
 KIT=${INSTR_WORKLOADS:-$ROOT/../shared/workloads}
-LIB=$ROOT/target/release/libinstr.so
+LIB=${INSTR_LIB:-$ROOT/target/release/libinstr.so}
 N=3; MODES="empty count depth1 live live1 jfr"; CPU=
 while getopts "n:m:c" o; do case $o in n) N=$OPTARG;; m) MODES=$OPTARG;; c) CPU=1;; *) exit 2;; esac; done
 shift $((OPTIND - 1))
 NAMES=${*:-h2 lucene xalan fop sunflow javac}
 [ -f "$LIB" ] || { echo "missing $LIB: cargo build --release -p instr-agent" >&2; exit 2; }
 OUT=${WL_TMP:-/tmp/instr-agent-bench}; mkdir -p "$OUT/logs"
-opts() {
+# The application's own packages in each workload (the jars its run.sh puts first on the class path).
+app_packages() {
   case $1 in
+    h2)      echo '"org.h2.**"' ;;
+    lucene)  echo '"org.apache.lucene.**"' ;;
+    xalan)   echo '"org.apache.xalan.**", "org.apache.xpath.**"' ;;
+    fop)     echo '"org.apache.fop.**"' ;;
+    sunflow) echo '"org.sunflow.**"' ;;
+    javac)   echo '"com.sun.tools.javac.**"' ;;
+  esac
+}
+calls_rules() {  # calls_rules WORKLOAD -> path of a rules file selecting its packages' methods
+  local f=$OUT/rules-$1.yaml
+  printf 'probes: [methods]\nmethods:\n  include: [%s]\n' "$(app_packages "$1")" > "$f"
+  echo "$f"
+}
+opts() {  # opts MODE WORKLOAD RUN
+  case $1 in
+    calls)  echo "-agentpath:$LIB=rules=$(calls_rules "$2"),file=$OUT/c-$2-$1-$3,calls=counts" ;;
+    times)  echo "-agentpath:$LIB=rules=$(calls_rules "$2"),file=$OUT/c-$2-$1-$3,calls=times" ;;
     none)   echo "" ;;
     empty)  echo "-agentpath:$LIB=rules=$ROOT/rules/empty.yaml,file=$OUT/r-%p" ;;
     count)  echo "-agentpath:$LIB=rules=$ROOT/rules/default.yaml,file=$OUT/r-%p,depth=0" ;;
@@ -41,19 +63,29 @@ opts() {
 }
 run1() {  # run1 WORKLOAD MODE I -> seconds, or nothing on failure
   local log=$OUT/logs/$1-$2-$3.log rc=0 TIMEFORMAT='%U %S'
-  { time WL_TMP=$OUT/scratch JAVA_OPTS="$(opts "$2")" "$KIT/$1/run.sh" > "$log" 2>&1 || rc=$?; } 2> "$log.cpu"
+  rm -f "$OUT/c-$1-$2-$3.json"
+  { time WL_TMP=$OUT/scratch JAVA_OPTS="$(opts "$2" "$1" "$3")" "$KIT/$1/run.sh" > "$log" 2>&1 || rc=$?; } 2> "$log.cpu"
   if [ "$rc" -ne 0 ]; then echo "FAILED: $1 $2 run $3 (see $log)" >&2
   elif [ -n "$CPU" ]; then awk '{ printf "%.2f\n", $1 + $2 }' "$log.cpu"
   else sed -n 's/^wall_seconds: //p' "$log" | tail -1; fi
 }
+calls_counted() {  # calls_counted WORKLOAD MODE I -> sum of enters in that run's report
+  local f=$OUT/c-$1-$2-$3.json
+  [ -f "$f" ] && python3 -c 'import json,sys; print(sum(m["enters"] for m in json.load(open(sys.argv[1]))["methods"]))' "$f"
+}
 median() { sort -n | awk '{a[NR]=$1} END {if (NR==0) print "-"; else if (NR%2) print a[(NR+1)/2]; else printf "%.2f", (a[NR/2]+a[NR/2+1])/2}'; }
 echo "java: $(java -version 2>&1 | head -1); runs: $N; modes: $MODES; metric: $([ -n "$CPU" ] && echo cpu || echo wall) seconds; load: $(cut -d' ' -f1-3 /proc/loadavg)"
 printf '%-9s %8s' workload none_s; for m in $MODES; do printf ' %9s %6s' "${m}_s" ratio; done; echo
-declare -A logsum count
+declare -A logsum count ncalls
 for w in $NAMES; do
   declare -A times=()
   for i in $(seq 1 "$N"); do
     for m in none $MODES; do times[$m]+="$(run1 "$w" "$m" "$i") "; done
+  done
+  for m in $MODES; do
+    case $m in calls|times)
+      ncalls[$w-$m]=$(for i in $(seq 1 "$N"); do calls_counted "$w" "$m" "$i"; done | median) ;;
+    esac
   done
   base=$(echo ${times[none]} | tr ' ' '\n' | grep . | median)
   printf '%-9s %8s' "$w" "$base"
@@ -75,4 +107,9 @@ for m in $MODES; do
   printf ' %9s %6s' "" "$g"
 done
 echo
-echo "load at end: $(cut -d' ' -f1-3 /proc/loadavg)"
+for m in $MODES; do
+  case $m in calls|times)
+    printf 'calls counted (%s, median per run):' "$m"
+    for w in $NAMES; do printf ' %s=%s' "$w" "${ncalls[$w-$m]:--}"; done; echo ;;
+  esac
+done

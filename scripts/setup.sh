@@ -9,6 +9,8 @@ for p in libasm-java libh2-java liblucene8-java libxalan2-java fop libbatik-java
          libjavassist-java libbcel-java libbyte-buddy-java; do
   dpkg-query -W -f='${Status}\n' "$p" 2>/dev/null | grep -q '^install ok installed' || need+=("$p")
 done
+# JUnit 5 (junit-platform-console-standalone.jar): examples/junit and its test in tests/calls.rs.
+dpkg-query -W -f='${Status}\n' junit5 2>/dev/null | grep -q '^install ok installed' || need+=(junit5)
 if [ ${#need[@]} -gt 0 ]; then
   apt-get update -q
   DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends "${need[@]}"

@@ -478,38 +478,57 @@ fn every_probe_everywhere_under_the_agent() {
     for jdk in jdks() {
         let classes = compile_agent_programs(&jdk);
         let rules = workspace().join("rules/all.yaml");
-        let (r, _) = report(
-            &jdk,
-            &classes,
-            &format!(",rules={},depth=0", rules.display()),
-            &[],
-            "AllocCounts",
-        );
-        assert_eq!(class_count(&r, "AllocCounts$Threaded"), 80_000);
-        let methods = r["methods"].as_array().unwrap();
-        let find = |class: &str, method: &str| {
-            methods
-                .iter()
-                .find(|m| m["class"] == class && m["method"] == method)
-                .unwrap_or_else(|| panic!("[{}] {class}.{method} not counted", jdk.version))
-        };
-        let ctor = find("AllocCounts$Threaded", "<init>");
-        assert_eq!(
-            (ctor["enters"].as_u64(), ctor["exits"].as_u64()),
-            (Some(80_000), Some(80_000))
-        );
-        let lambda = find("AllocCounts", "lambda$main$0");
-        assert_eq!(lambda["enters"].as_u64(), Some(8));
-        assert!(
-            methods.len() > 500,
-            "[{}] only {} methods counted",
-            jdk.version,
-            methods.len()
-        );
-        println!(
-            "[{}] all.yaml under the agent: {} methods counted",
-            jdk.version,
-            methods.len()
-        );
+        // Counts mode (the default) counts entries and exceptional exits; calls=times also normal exits,
+        // with shadow stacks and call trees in every thread, java.base's methods included.
+        for calls in ["counts", "times"] {
+            let (r, _) = report(
+                &jdk,
+                &classes,
+                &format!(",rules={},depth=0,calls={calls}", rules.display()),
+                &[],
+                "AllocCounts",
+            );
+            assert_eq!(class_count(&r, "AllocCounts$Threaded"), 80_000);
+            let methods = r["methods"].as_array().unwrap();
+            let find = |class: &str, method: &str| {
+                methods
+                    .iter()
+                    .find(|m| m["class"] == class && m["method"] == method)
+                    .unwrap_or_else(|| panic!("[{}] {class}.{method} not counted", jdk.version))
+            };
+            let ctor = find("AllocCounts$Threaded", "<init>");
+            assert_eq!(
+                (ctor["enters"].as_u64(), ctor["unwinds"].as_u64()),
+                (Some(80_000), Some(0))
+            );
+            let lambda = find("AllocCounts", "lambda$main$0");
+            assert_eq!(lambda["enters"].as_u64(), Some(8));
+            if calls == "times" {
+                assert_eq!(ctor["exits"].as_u64(), Some(80_000));
+                for m in methods {
+                    for (total, own) in [
+                        ("total_cpu_ns", "self_cpu_ns"),
+                        ("total_wall_ns", "self_wall_ns"),
+                    ] {
+                        assert!(
+                            m[total].as_u64() >= m[own].as_u64(),
+                            "[{}] {m}",
+                            jdk.version
+                        );
+                    }
+                }
+            }
+            assert!(
+                methods.len() > 500,
+                "[{}] only {} methods counted",
+                jdk.version,
+                methods.len()
+            );
+            println!(
+                "[{}] all.yaml under the agent, calls={calls}: {} methods counted",
+                jdk.version,
+                methods.len()
+            );
+        }
     }
 }

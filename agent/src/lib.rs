@@ -10,13 +10,15 @@
 //! * VM_INIT: `HeapProxy.engage(...)`; classes loaded from then on call the native flavour.
 //! * VM_DEATH: read the counters back and write the reports (`report.rs`).
 
+pub mod calls;
 pub mod deadlocks;
 pub mod hook;
 pub mod jni;
 pub mod jni_ext;
 pub mod jvmti;
-pub mod live;
 pub mod jvmti_ext;
+pub mod live;
+pub mod method_report;
 pub mod monitor_report;
 pub mod monitors;
 pub mod natives;
@@ -50,6 +52,12 @@ use crate::state::{agent, install, lock, Agent, GlobalRef};
 static HEAP_PROXY_CLASS: &[u8] = include_bytes!(concat!(
     env!("OUT_DIR"),
     "/heap-proxy/java/lang/HeapProxy.class"
+));
+
+/// java/HeapProxy/java/lang/HeapProxyCalls.java, compiled by build.rs.
+static HEAP_PROXY_CALLS_CLASS: &[u8] = include_bytes!(concat!(
+    env!("OUT_DIR"),
+    "/heap-proxy/java/lang/HeapProxyCalls.class"
 ));
 
 const CLASS_SLOTS: jint = 1 << 16;
@@ -168,9 +176,12 @@ unsafe fn load(vm: *mut JavaVM, options: &str) -> Result<(), String> {
         live: (live_every > 0).then(|| {
             live::Live::new(live_every, MAX_SITES as usize, CLASS_SLOTS as usize)
         }),
+        call_times: settings.call_times,
+        exact_clock: settings.exact_clock,
         ids: Default::default(),
         engaged: Default::default(),
         proxy: Default::default(),
+        calls_proxy: Default::default(),
         instance_sizes: Default::default(),
         stacks: Default::default(),
         early_probes: Default::default(),
@@ -252,6 +263,10 @@ unsafe extern "system" fn vm_start(_jvmti: Env, env: *mut JNIEnv) {
             Some(c) => *lock(&a.proxy) = Some(GlobalRef(jni.new_global(c))),
             None => eprintln!("instr: cannot define java.lang.HeapProxy; nothing will be counted"),
         }
+        match jni.define_boot_class("java/lang/HeapProxyCalls", HEAP_PROXY_CALLS_CLASS) {
+            Some(c) => *lock(&a.calls_proxy) = Some(GlobalRef(jni.new_global(c))),
+            None => eprintln!("instr: cannot define java.lang.HeapProxyCalls; no call counts"),
+        }
     }));
 }
 
@@ -282,6 +297,11 @@ unsafe extern "system" fn vm_init(_jvmti: Env, env: *mut JNIEnv, _thread: jthrea
             }
         }
         let methods = if a.rules.methods() { MAX_METHODS } else { 1 };
+        // The call side first: HeapProxy's method probes delegate to it as soon as HeapProxy is engaged.
+        if !calls::engage(a, jni, methods, &offsets) {
+            eprintln!("instr: HeapProxyCalls.engage failed; nothing will be counted");
+            return;
+        }
         let args = [
             jvalue {
                 i: a.rules.depth() as jint,

@@ -19,6 +19,10 @@ OPTIONS is either a rules file (rules/*.yaml) or comma-separated key=value pairs
   deadlocks=MS  also check for deadlocks every MS milliseconds (0: on demand only; implies threads)
   trace=PATH    also stream an XML event trace to PATH (%p: pid; implies threads)
   trace-allocs=on   put object allocations and frees in the trace (walks a stack per object)
+  calls=MODE    with the rules' `methods` probe: counts (default: exact calls per method) or times
+                (also per thread: calls, inclusive/exclusive CPU and wall time, caller->callee edges)
+  clock=KIND    wall clock of calls=times: tick (default: a 100 us clock read with one load) or exact
+                (System.nanoTime at every entry and exit: exact, much slower)
   help          print this and stop
 Reports, written at VM exit: PREFIX.txt (hprof-style SITES and TRACEs), PREFIX.json (exact counts,
 schema instr-heap/1) and PREFIX.collapsed (flame-graph input: stack;class bytes); with threads on,
@@ -39,6 +43,10 @@ pub struct Settings {
     pub rules: Rules,
     /// Tag every `live_every`-th allocation of each class to count live objects at exit; 0: off.
     pub live_every: u32,
+    /// `calls=times`: per-thread shadow stacks, call trees and times; otherwise method counts only.
+    pub call_times: bool,
+    /// `clock=exact`: System.nanoTime per call event in times mode.
+    pub exact_clock: bool,
 }
 
 /// Parses the option string. `Err` is the one-line message the agent prints before refusing to start.
@@ -58,6 +66,8 @@ pub fn parse(options: &str) -> Result<Parsed, String> {
     let mut depth = None;
     let mut live_every = None;
     let mut thread_options: Vec<(&str, &str)> = Vec::new();
+    let mut call_times = false;
+    let mut exact_clock = false;
     for pair in options.split(',') {
         let (key, value) = pair.split_once('=').ok_or_else(|| {
             format!("option '{pair}' is not key=value (see -agentpath:libinstr.so=help)")
@@ -84,10 +94,24 @@ pub fn parse(options: &str) -> Result<Parsed, String> {
             k @ ("threads" | "monitors" | "deadlocks" | "trace" | "trace-allocs") => {
                 thread_options.push((k, value))
             }
+            "calls" => {
+                call_times = match value {
+                    "counts" => false,
+                    "times" => true,
+                    _ => return Err(format!("calls={value}: expected counts or times")),
+                }
+            }
+            "clock" => {
+                exact_clock = match value {
+                    "tick" => false,
+                    "exact" => true,
+                    _ => return Err(format!("clock={value}: expected tick or exact")),
+                }
+            }
             "help" => return Ok(Parsed::Help),
             other => {
                 return Err(format!(
-                    "unknown option '{other}' (known: rules, file, depth, live, threads, monitors, deadlocks, trace, trace-allocs, help)"
+                    "unknown option '{other}' (known: rules, file, depth, live, calls, clock, threads, monitors, deadlocks, trace, trace-allocs, help)"
                 ))
             }
         }
@@ -106,17 +130,36 @@ pub fn parse(options: &str) -> Result<Parsed, String> {
         r.set_live(live);
     }
     crate::threads::apply_options(&mut r, &thread_options)?;
-    run(r)
+    settings(
+        r,
+        CallMode {
+            times: call_times,
+            exact_clock,
+        },
+    )
+}
+
+/// How method calls are measured (`calls=`, `clock=`); counts with the ticking clock by default.
+#[derive(Default)]
+struct CallMode {
+    times: bool,
+    exact_clock: bool,
+}
+
+fn run(rules: Rules) -> Result<Parsed, String> {
+    settings(rules, CallMode::default())
 }
 
 /// The settings the rules amount to, once every override is applied.
-fn run(rules: Rules) -> Result<Parsed, String> {
+fn settings(rules: Rules, calls: CallMode) -> Result<Parsed, String> {
     if rules.live() > 0 && rules.threads().trace_allocations {
         return Err("live= and the trace's allocations both tag objects; use one at a time".into());
     }
     Ok(Parsed::Run(Settings {
         live_every: rules.live(),
         rules,
+        call_times: calls.times,
+        exact_clock: calls.exact_clock,
     }))
 }
 
@@ -144,6 +187,8 @@ mod tests {
             (2, "out-%p", 10)
         );
         assert!(parse("live=0").unwrap_err().contains("live=0"));
+        assert!(parse("calls=often").unwrap_err().contains("calls=often"));
+        assert!(matches!(parse("calls=times"), Ok(Parsed::Run(s)) if s.call_times));
         assert!(parse("bogus=1")
             .unwrap_err()
             .contains("unknown option 'bogus'"));

@@ -46,7 +46,6 @@ pub struct Site {
 pub struct Report {
     pub classes: Vec<ClassCount>,
     pub sites: Vec<Site>,
-    pub methods: Vec<Value>,
     pub dropped: u64,
 }
 
@@ -229,24 +228,6 @@ pub fn collect(a: &Agent, jni: Jni, proxy: jobject, when: When) -> Report {
             .then_with(|| frame_text(&x.frames).cmp(&frame_text(&y.frames)))
     });
 
-    let (enters, exits, unwinds) = (
-        jni.static_longs(proxy, "enters"),
-        jni.static_longs(proxy, "exits"),
-        jni.static_longs(proxy, "unwinds"),
-    );
-    let mut methods = Vec::new();
-    for id in 1..enters.len() {
-        let get = |v: &Vec<i64>| v.get(id).copied().unwrap_or(0);
-        if get(&enters) == 0 && get(&exits) == 0 && get(&unwinds) == 0 {
-            continue;
-        }
-        if let Some(m) = a.ids.method(id as u32) {
-            methods.push(json!({
-                "id": id, "class": m.class.replace('/', "."), "method": m.name, "descriptor": m.descriptor,
-                "enters": get(&enters), "exits": get(&exits), "unwinds": get(&unwinds),
-            }));
-        }
-    }
     let dropped = jni
         .static_longs(proxy, "dropped")
         .first()
@@ -256,7 +237,6 @@ pub fn collect(a: &Agent, jni: Jni, proxy: jobject, when: When) -> Report {
     Report {
         classes,
         sites,
-        methods,
         dropped,
     }
 }
@@ -375,7 +355,6 @@ pub fn to_json(a: &Agent, r: &Report, pid: u32) -> Value {
             }
             v
         }).collect::<Vec<_>>(),
-        "methods": r.methods,
         "gc": {
             "collections": gc.count.load(Ordering::Relaxed),
             "total_pause_ns": gc.total_nanos.load(Ordering::Relaxed),
@@ -518,17 +497,25 @@ pub fn to_collapsed(a: &Agent, r: &Report) -> String {
 /// Collects and writes the three reports to the rules' output prefix.
 pub fn write_all(a: &Agent, jni: Jni, proxy: jobject, when: When) {
     let r = collect(a, jni, proxy, when);
+    let calls = crate::method_report::collect(a, jni);
     let pid = std::process::id();
     let prefix = a.rules.output_path(pid);
-    let json = to_json(a, &r, pid);
-    for (path, bytes) in [
+    let mut json = to_json(a, &r, pid);
+    calls.add_to_json(a, &mut json);
+    let mut text = to_text(a, &r, pid);
+    text.push_str(&calls.to_text(a));
+    let mut files = vec![
         (
             format!("{prefix}.json"),
             serde_json::to_vec_pretty(&json).unwrap_or_default(),
         ),
-        (format!("{prefix}.txt"), to_text(a, &r, pid).into_bytes()),
+        (format!("{prefix}.txt"), text.into_bytes()),
         (format!("{prefix}.collapsed"), to_collapsed(a, &r).into_bytes()),
-    ] {
+    ];
+    if calls.times {
+        files.push((format!("{prefix}.cpu.collapsed"), calls.to_collapsed().into_bytes()));
+    }
+    for (path, bytes) in files {
         if let Err(e) = write_atomically(&path, &bytes) {
             eprintln!("instr: {e}");
         }

@@ -19,11 +19,17 @@ pub struct Agent {
     pub live_every: u32,
     /// Live objects per site or class slot, when live tracking is on.
     pub live: Option<crate::live::Live>,
+    /// `calls=times`: per-thread call trees and times (method_report.rs); otherwise counts only.
+    pub call_times: bool,
+    /// `clock=exact`: System.nanoTime at every call event instead of the ticking clock (calls.rs).
+    pub exact_clock: bool,
     pub ids: IdRegistry,
     /// True once HeapProxy.engage() has run: classes loaded from then on call the native flavour.
     pub engaged: AtomicBool,
     /// The HeapProxy class (a global reference), once defined.
     pub proxy: Mutex<Option<GlobalRef>>,
+    /// The HeapProxyCalls class (a global reference), once defined.
+    pub calls_proxy: Mutex<Option<GlobalRef>>,
     /// Instance size per HeapProxy class slot, reported by `classSeen`.
     pub instance_sizes: Mutex<HashMap<i32, i64>>,
     pub stacks: Stacks,

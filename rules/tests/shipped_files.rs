@@ -160,6 +160,7 @@ fn methods_example_selects_its_application() {
         b"()Ljava/lang/String;",
         1
     ));
+    // One class: every method of org.acme.cache.Cache, none of its nested class.
     assert!(rules.method_selected(
         b"org/acme/cache/Cache",
         b"getIfPresent",
@@ -168,15 +169,28 @@ fn methods_example_selects_its_application() {
     ));
     assert!(rules.method_selected(
         b"org/acme/cache/Cache",
-        b"put",
-        b"(Ljava/lang/Object;Ljava/lang/Object;)V",
-        1
-    ));
-    assert!(!rules.method_selected(b"org/acme/cache/Cache", b"put", b"(Ljava/lang/Object;)V", 1));
-    assert!(!rules.method_selected(
-        b"org/acme/cache/Cache",
         b"remove",
         b"(Ljava/lang/Object;)V",
+        1
+    ));
+    assert!(!rules.method_selected(b"org/acme/cache/Cache$Entry", b"get", b"()V", 1));
+    // One method: one overload of org.acme.json.Json#parse, nothing else of that class.
+    assert!(rules.method_selected(
+        b"org/acme/json/Json",
+        b"parse",
+        b"(Ljava/lang/String;)Ljava/lang/Object;",
+        1
+    ));
+    assert!(!rules.method_selected(
+        b"org/acme/json/Json",
+        b"parse",
+        b"(Ljava/io/Reader;)Ljava/lang/Object;",
+        1
+    ));
+    assert!(!rules.method_selected(
+        b"org/acme/json/Json",
+        b"write",
+        b"(Ljava/lang/Object;)Ljava/lang/String;",
         1
     ));
     assert!(rules.class_wanted(b"org/acme/cache/Cache"));

@@ -1,10 +1,10 @@
 //! What is never instrumented, whatever the rules say: the places where a probe would call itself, or
 //! where the JVM depends on the exact code.
 
-/// Classes left untouched: the proxy itself (a probe in it would recurse) and its nested classes.
+/// Classes left untouched: the proxy itself (a probe in it would recurse), its nested classes and its
+/// companions in `java.lang` whose names start with `HeapProxy` (`HeapProxyCalls`, the method-call half).
 pub fn class_never_instrumented(class: &[u8]) -> bool {
-    let proxy = super::heap_proxy::PROXY_CLASS.as_bytes();
-    class == proxy || (class.starts_with(proxy) && class.get(proxy.len()) == Some(&b'$'))
+    class.starts_with(super::heap_proxy::PROXY_CLASS.as_bytes())
 }
 
 /// Why a method never gets entry/exit probes, or `None` when it may.

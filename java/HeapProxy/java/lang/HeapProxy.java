@@ -58,11 +58,6 @@ public final class HeapProxy {
     private static long[] siteBytes;
     private static long[] siteBuilt;      // objects finished per `new` site: the live sample's counter
 
-    // Method counters by the rewriter's method id.
-    private static long[] enters;
-    private static long[] exits;
-    private static long[] unwinds;
-
     // Array layout, measured by the agent with GetObjectSize.
     private static long arrayHeader;
     private static int refBytes;
@@ -91,9 +86,6 @@ public final class HeapProxy {
         siteCount = new long[maxSites];
         siteBytes = new long[maxSites];
         siteBuilt = new long[sampleLive > 0 && stackDepth > 0 ? maxSites : 1];
-        enters = new long[maxMethods];
-        exits = new long[maxMethods];
-        unwinds = new long[maxMethods];
         arrayHeader = header;
         refBytes = refSize;
         dropped = new long[1];
@@ -165,9 +157,10 @@ public final class HeapProxy {
         if (depth > 1) siteStack(site, size);
     }
 
-    public static void methodEnter(int id) { bump(enters, id); }
-    public static void methodExit(int id) { bump(exits, id); }
-    public static void methodUnwind(int id) { bump(unwinds, id); }
+    // Method calls: java/lang/HeapProxyCalls.java.
+    public static void methodEnter(int id) { HeapProxyCalls.enter(id); }
+    public static void methodExit(int id) { HeapProxyCalls.exit(id); }
+    public static void methodUnwind(int id) { HeapProxyCalls.unwind(id); }
 
     // ---- natives (exported by libinstr.so as Java_java_lang_HeapProxy_*)
 
@@ -183,10 +176,6 @@ public final class HeapProxy {
     private static native void siteStack(int site, long bytes);
 
     // ---- internals
-
-    private static void bump(long[] table, int id) {
-        if (id > 0 && id < table.length) add(table, id, 1); else add1Dropped();
-    }
 
     /**
      * Whether the n-th object (of a class, or of a site) is tagged for live tracking: one in liveEvery on
@@ -277,5 +266,41 @@ public final class HeapProxy {
         }
         add1Dropped();
         return -1;
+    }
+
+    // ==== Accessors for instr.Counts (java/instr-api), used by tests that assert allocation counts. Not on any
+    // ==== probe path. Maintained with the method-call side (HeapProxyCalls.java); everything above is allocation.
+
+    /** The table slot of class c, or -1 if no instance of it has been counted. */
+    public static int classSlotOf(Class<?> c) {
+        Class<?>[] table = classes;
+        if (table == null || c == null) return -1;
+        int mask = table.length - 1;
+        int i = System.identityHashCode(c) & mask;
+        for (int probes = 0; probes <= mask; probes++, i = (i + 1) & mask) {
+            Class<?> k = table[i];
+            if (k == c) return i;
+            if (k == null) return -1;
+        }
+        return -1;
+    }
+
+    /** A copy of the instance counts by class slot. */
+    public static long[] instanceCounts() {
+        long[] t = instances;
+        return t == null ? new long[0] : t.clone();
+    }
+
+    /** A copy of the array-site counts by site id. */
+    public static long[] siteCounts() {
+        long[] t = siteCount;
+        return t == null ? new long[0] : t.clone();
+    }
+
+    /** Zeroes the allocation counts (other threads may be allocating meanwhile). */
+    public static void resetAllocations() {
+        for (long[] t : new long[][] { instances, arrayBytes, siteCount, siteBytes }) {
+            if (t != null) for (int i = 0; i < t.length; i++) t[i] = 0;
+        }
     }
 }

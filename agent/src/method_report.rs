@@ -1,0 +1,609 @@
+//! Method calls in the reports: read back from `java.lang.HeapProxyCalls` at VM death, then the JSON
+//! `methods` and `calls` sections, the text report's `CALLS` (counts) or `CPU TIME` (times) section and,
+//! with `calls=times`, `PREFIX.cpu.collapsed` (stacks weighted by exclusive CPU time).
+//!
+//! In times mode each thread's calling-context tree is all there is: calls and exclusive times per node.
+//! A method's exclusive time is the sum over its nodes; its inclusive time is the sum of the subtree
+//! times of its outermost nodes (those with no ancestor of the same method), so recursion is counted
+//! once and inclusive >= exclusive by construction; an edge caller -> callee is a node and its parent.
+
+use std::collections::{BTreeMap, HashMap};
+use std::fmt::Write as _;
+
+use jni_sys::{jlong, jobject};
+use serde_json::{json, Value};
+
+use crate::jni::Jni;
+use crate::state::{lock, Agent};
+
+// HeapProxyCalls' layout (java/HeapProxy/java/lang/HeapProxyCalls.java).
+const NODE: usize = 8;
+const PARENT: usize = 0;
+const METHOD: usize = 1;
+const CALLS: usize = 2;
+const SELF_WALL: usize = 3;
+const SELF_CPU: usize = 4;
+const PENDING: usize = 5;
+const DEPTH: usize = 0;
+const LAST: usize = 1;
+const READ_WALL: usize = 2;
+const READ_CPU: usize = 3;
+const NODES: usize = 4;
+const REPAIRED: usize = 6;
+const UNMATCHED: usize = 7;
+const SKIPPING: usize = 8;
+const FIRST_WALL: usize = 9;
+const FIRST_CPU: usize = 10;
+const READS: usize = 11;
+const TRUNCATED: usize = 12;
+/// HeapProxyCalls.INTERVAL_NS: wall time between two CPU readings of a thread.
+pub const INTERVAL_NS: u64 = 1_000_000;
+
+#[derive(Default, Clone, Copy)]
+pub struct Times {
+    pub calls: u64,
+    pub self_wall: u64,
+    pub total_wall: u64,
+    pub self_cpu: u64,
+    pub total_cpu: u64,
+}
+
+impl Times {
+    fn add(&mut self, o: &Times) {
+        self.calls += o.calls;
+        self.self_wall += o.self_wall;
+        self.total_wall += o.total_wall;
+        self.self_cpu += o.self_cpu;
+        self.total_cpu += o.total_cpu;
+    }
+}
+
+pub struct ThreadCalls {
+    pub name: String,
+    pub tid: i64,
+    /// CPU time measured by the agent between the thread's first event and its last reading.
+    pub cpu_measured: u64,
+    /// CPU time of the part after the last reading, apportioned with the thread's average CPU/wall ratio.
+    pub cpu_tail_estimated: u64,
+    pub wall: u64,
+    pub depth_at_exit: u64,
+    pub repaired: u64,
+    pub unmatched: u64,
+    pub truncated: u64,
+    pub cpu_reads: u64,
+    pub methods: BTreeMap<u32, Times>,
+    /// (caller method id, 0 for code outside instrumented methods; callee id) -> calls.
+    pub edges: HashMap<(u32, u32), u64>,
+}
+
+#[derive(Default, Clone, Copy)]
+pub struct Counts {
+    pub enters: u64,
+    /// Normal exits: counted in times mode only.
+    pub exits: u64,
+    pub unwinds: u64,
+}
+
+/// One thread's counts (counts mode).
+pub struct ThreadCounts {
+    pub name: String,
+    pub tid: i64,
+    pub counts: BTreeMap<u32, Counts>,
+}
+
+pub struct Calls {
+    pub on: bool,
+    pub times: bool,
+    pub counts: BTreeMap<u32, Counts>,
+    pub thread_counts: Vec<ThreadCounts>,
+    pub threads: Vec<ThreadCalls>,
+    /// Collapsed stack (root first, `;`-separated) -> exclusive CPU ns, all threads.
+    pub stacks: BTreeMap<String, u64>,
+    pub dropped: Vec<i64>,
+}
+
+fn long_region(jni: Jni, array: jobject, len: usize) -> Vec<i64> {
+    if array.is_null() {
+        return Vec::new();
+    }
+    let n = (jni.array_length(array).max(0) as usize).min(len);
+    let mut v = vec![0 as jlong; n];
+    // SAFETY: `array` is a live long[] reference of at least `n` elements.
+    unsafe {
+        let env = jni.0;
+        ((**env).GetLongArrayRegion.unwrap())(env, array, 0, n as i32, v.as_mut_ptr());
+    }
+    jni.clear_exception();
+    v
+}
+
+fn static_array(jni: Jni, class: jobject, name: &str, sig: &str) -> jobject {
+    match jni.static_field(class, name, sig) {
+        Some(f) => jni.static_object(class, f),
+        None => std::ptr::null_mut(),
+    }
+}
+
+/// `Thread.name` and `Thread.tid`, read as fields so that no Java code runs (JDK 17 and 25 both have them).
+fn thread_identity(jni: Jni, thread: jobject) -> (String, i64) {
+    // SAFETY: plain JNI field reads on a live java.lang.Thread reference.
+    unsafe {
+        let env = jni.0;
+        let class = ((**env).GetObjectClass.unwrap())(env, thread);
+        let Some(thread_class) = jni.find_class("java/lang/Thread") else {
+            return ("?".into(), -1);
+        };
+        jni.delete_local(class);
+        let name_field = ((**env).GetFieldID.unwrap())(
+            env,
+            thread_class,
+            c"name".as_ptr(),
+            c"Ljava/lang/String;".as_ptr(),
+        );
+        let name = if name_field.is_null() {
+            jni.clear_exception();
+            "?".to_string()
+        } else {
+            let s = ((**env).GetObjectField.unwrap())(env, thread, name_field);
+            let chars = if s.is_null() {
+                std::ptr::null()
+            } else {
+                ((**env).GetStringUTFChars.unwrap())(env, s, std::ptr::null_mut())
+            };
+            let out = if chars.is_null() {
+                "?".to_string()
+            } else {
+                let t = std::ffi::CStr::from_ptr(chars)
+                    .to_string_lossy()
+                    .into_owned();
+                ((**env).ReleaseStringUTFChars.unwrap())(env, s, chars);
+                t
+            };
+            jni.delete_local(s);
+            out
+        };
+        let tid_field =
+            ((**env).GetFieldID.unwrap())(env, thread_class, c"tid".as_ptr(), c"J".as_ptr());
+        let tid = if tid_field.is_null() {
+            jni.clear_exception();
+            -1
+        } else {
+            ((**env).GetLongField.unwrap())(env, thread, tid_field)
+        };
+        jni.delete_local(thread_class);
+        jni.clear_exception();
+        (name, tid)
+    }
+}
+
+/// Reads every counter and, in times mode, every thread's tree.
+pub fn collect(a: &Agent, jni: Jni) -> Calls {
+    let mut calls = Calls {
+        on: a.rules.methods(),
+        times: a.call_times && a.rules.methods(),
+        counts: BTreeMap::new(),
+        thread_counts: Vec::new(),
+        threads: Vec::new(),
+        stacks: BTreeMap::new(),
+        dropped: Vec::new(),
+    };
+    let Some(class) = *lock(&a.calls_proxy) else {
+        return calls;
+    };
+    let class = class.0;
+    calls.dropped = jni.static_longs(class, "dropped");
+    let owners = static_array(jni, class, "owners", "[Ljava/lang/Thread;");
+    let counts = static_array(jni, class, "counts", "[[J");
+    if !owners.is_null() && !counts.is_null() {
+        for slot in 0..jni.array_length(owners) {
+            let owner = jni.object_array_element(owners, slot);
+            if owner.is_null() {
+                continue;
+            }
+            let array = jni.object_array_element(counts, slot);
+            let c = long_region(jni, array, usize::MAX);
+            jni.delete_local(array);
+            let (name, tid) = thread_identity(jni, owner);
+            jni.delete_local(owner);
+            let mut mine = BTreeMap::new();
+            for (id, v) in c.chunks_exact(3).enumerate().skip(1) {
+                let k = Counts {
+                    enters: v[0].max(0) as u64,
+                    exits: v[1].max(0) as u64,
+                    unwinds: v[2].max(0) as u64,
+                };
+                if k.enters + k.exits + k.unwinds == 0 {
+                    continue;
+                }
+                let t = calls.counts.entry(id as u32).or_default();
+                t.enters += k.enters;
+                t.exits += k.exits;
+                t.unwinds += k.unwinds;
+                mine.insert(id as u32, k);
+            }
+            calls.thread_counts.push(ThreadCounts {
+                name,
+                tid,
+                counts: mine,
+            });
+        }
+    }
+    jni.delete_local(counts);
+    jni.delete_local(owners);
+    if !calls.times {
+        return calls;
+    }
+    let owners = static_array(jni, class, "owners", "[Ljava/lang/Thread;");
+    let nodes = static_array(jni, class, "nodes", "[[J");
+    let states = static_array(jni, class, "states", "[[J");
+    if owners.is_null() || nodes.is_null() || states.is_null() {
+        return calls;
+    }
+    let mut names = MethodNames::new(a);
+    for slot in 0..jni.array_length(owners) {
+        let owner = jni.object_array_element(owners, slot);
+        if owner.is_null() {
+            continue;
+        }
+        let state_array = jni.object_array_element(states, slot);
+        let node_array = jni.object_array_element(nodes, slot);
+        if state_array.is_null() || node_array.is_null() {
+            jni.delete_local(owner);
+            continue;
+        }
+        let st = long_region(jni, state_array, usize::MAX);
+        let count = st.get(NODES).copied().unwrap_or(0).max(0) as usize;
+        let n = long_region(jni, node_array, count * NODE);
+        let (name, tid) = thread_identity(jni, owner);
+        for o in [owner, state_array, node_array] {
+            jni.delete_local(o);
+        }
+        if st.len() <= TRUNCATED {
+            continue;
+        }
+        calls.threads.push(thread_calls(
+            name,
+            tid,
+            &st,
+            &n,
+            &mut names,
+            &mut calls.stacks,
+        ));
+    }
+    for o in [owners, nodes, states] {
+        jni.delete_local(o);
+    }
+    calls
+}
+
+/// One thread's tree -> per-method times and edges (and its collapsed stacks into `stacks`).
+fn thread_calls(
+    name: String,
+    tid: i64,
+    st: &[i64],
+    n: &[i64],
+    names: &mut MethodNames,
+    stacks: &mut BTreeMap<String, u64>,
+) -> ThreadCalls {
+    let count = n.len() / NODE;
+    let field = |i: usize, f: usize| n[i * NODE + f].max(0) as u64;
+    let parent = |i: usize| (n[i * NODE + PARENT].max(0) as usize).min(i.saturating_sub(1));
+    let method = |i: usize| if i == 0 { 0 } else { field(i, METHOD) as u32 };
+    // The part after the last CPU reading: apportioned with the thread's average ratio.
+    let measured = (st[READ_CPU] - st[FIRST_CPU]).max(0) as u64;
+    let measured_wall = (st[READ_WALL] - st[FIRST_WALL]).max(0) as u64;
+    let mut self_cpu: Vec<u64> = (0..count).map(|i| field(i, SELF_CPU)).collect();
+    let mut tail = 0u64;
+    // No reading yet: the ratio is unknown, and CPU time cannot exceed wall time.
+    let (ratio_cpu, ratio_wall) = if measured_wall > 0 && measured <= measured_wall {
+        (measured as u128, measured_wall as u128)
+    } else {
+        (1, 1)
+    };
+    {
+        for (i, cpu) in self_cpu.iter_mut().enumerate() {
+            let pending = field(i, PENDING) as u128;
+            let share = (pending * ratio_cpu / ratio_wall) as u64;
+            *cpu += share;
+            tail += share;
+        }
+    }
+    // Subtree sums: a child is always made after its parent, so one reverse pass suffices.
+    let mut sub_wall: Vec<u64> = (0..count).map(|i| field(i, SELF_WALL)).collect();
+    let mut sub_cpu = self_cpu.clone();
+    for i in (1..count).rev() {
+        let p = parent(i);
+        sub_wall[p] += sub_wall[i];
+        sub_cpu[p] += sub_cpu[i];
+    }
+    let mut methods: BTreeMap<u32, Times> = BTreeMap::new();
+    let mut edges: HashMap<(u32, u32), u64> = HashMap::new();
+    let mut paths: Vec<String> = vec![String::new(); count];
+    for i in 1..count {
+        let m = method(i);
+        let mut outermost = true;
+        let mut k = parent(i);
+        while k != 0 {
+            if method(k) == m {
+                outermost = false;
+                break;
+            }
+            k = parent(k);
+        }
+        let t = methods.entry(m).or_default();
+        t.calls += field(i, CALLS);
+        t.self_wall += field(i, SELF_WALL);
+        t.self_cpu += self_cpu[i];
+        if outermost {
+            t.total_wall += sub_wall[i];
+            t.total_cpu += sub_cpu[i];
+        }
+        *edges.entry((method(parent(i)), m)).or_default() += field(i, CALLS);
+        let p = parent(i);
+        let label = names.short(m);
+        paths[i] = if p == 0 {
+            label
+        } else {
+            format!("{};{label}", paths[p])
+        };
+        if self_cpu[i] > 0 {
+            *stacks.entry(paths[i].clone()).or_default() += self_cpu[i];
+        }
+    }
+    let _ = st[LAST];
+    ThreadCalls {
+        name,
+        tid,
+        cpu_measured: measured,
+        cpu_tail_estimated: tail,
+        wall: measured_wall,
+        depth_at_exit: st[DEPTH].max(0) as u64,
+        repaired: st[REPAIRED].max(0) as u64,
+        unmatched: st[UNMATCHED].max(0) as u64,
+        truncated: (st[TRUNCATED].max(0) + st[SKIPPING].max(0)) as u64,
+        cpu_reads: st[READS].max(0) as u64,
+        methods,
+        edges,
+    }
+}
+
+/// Method names by id, looked up once.
+struct MethodNames<'a> {
+    a: &'a Agent,
+    short: HashMap<u32, String>,
+}
+
+impl<'a> MethodNames<'a> {
+    fn new(a: &'a Agent) -> Self {
+        MethodNames {
+            a,
+            short: HashMap::new(),
+        }
+    }
+
+    /// `pkg.Class.method`, as flame-graph tools show frames.
+    fn short(&mut self, id: u32) -> String {
+        let a = self.a;
+        self.short
+            .entry(id)
+            .or_insert_with(|| match a.ids.method(id) {
+                Some(m) => format!("{}.{}", m.class.replace('/', "."), m.name),
+                None => format!("method#{id}"),
+            })
+            .clone()
+    }
+}
+
+fn method_json(a: &Agent, id: u32) -> Value {
+    match a.ids.method(id) {
+        Some(m) => {
+            json!({"id": id, "class": m.class.replace('/', "."), "method": m.name, "descriptor": m.descriptor})
+        }
+        None => json!({"id": id}),
+    }
+}
+
+fn times_json(v: &mut Value, t: &Times) {
+    v["calls"] = json!(t.calls);
+    v["self_cpu_ns"] = json!(t.self_cpu);
+    v["total_cpu_ns"] = json!(t.total_cpu);
+    v["self_wall_ns"] = json!(t.self_wall);
+    v["total_wall_ns"] = json!(t.total_wall);
+}
+
+impl Calls {
+    /// Times per method over all threads.
+    pub fn totals(&self) -> BTreeMap<u32, Times> {
+        let mut all: BTreeMap<u32, Times> = BTreeMap::new();
+        for t in &self.threads {
+            for (id, m) in &t.methods {
+                all.entry(*id).or_default().add(m);
+            }
+        }
+        all
+    }
+
+    /// Sets the report's `methods` (per method: counts, and times in times mode) and `calls` sections.
+    pub fn add_to_json(&self, a: &Agent, report: &mut Value) {
+        let totals = self.totals();
+        let mut methods = Vec::new();
+        for (&id, c) in &self.counts {
+            let mut v = method_json(a, id);
+            v["enters"] = json!(c.enters);
+            v["unwinds"] = json!(c.unwinds);
+            if self.times {
+                v["exits"] = json!(c.exits);
+                times_json(&mut v, &totals.get(&id).copied().unwrap_or_default());
+            }
+            methods.push(v);
+        }
+        report["methods"] = Value::Array(methods);
+        let mode = match (self.on, self.times) {
+            (false, _) => "off",
+            (true, false) => "counts",
+            (true, true) => "times",
+        };
+        let mut section = json!({
+            "mode": mode,
+            "dropped_events": self.dropped.first().copied().unwrap_or(0),
+            "untimed_thread_events": self.dropped.get(1).copied().unwrap_or(0),
+        });
+        if !self.times {
+            section["threads"] = self
+                .thread_counts
+                .iter()
+                .map(|t| {
+                    json!({
+                        "name": t.name, "tid": t.tid,
+                        "methods": t.counts.iter().map(|(&id, c)| {
+                            let mut v = method_json(a, id);
+                            v["calls"] = json!(c.enters);
+                            v["unwinds"] = json!(c.unwinds);
+                            v
+                        }).collect::<Vec<_>>(),
+                    })
+                })
+                .collect();
+        }
+        if self.times {
+            section["cpu_interval_ns"] = json!(INTERVAL_NS);
+            section["threads"] = self
+                .threads
+                .iter()
+                .map(|t| {
+                    json!({
+                        "name": t.name, "tid": t.tid,
+                        "cpu_ns": t.cpu_measured + t.cpu_tail_estimated,
+                        "cpu_measured_ns": t.cpu_measured,
+                        "cpu_tail_estimated_ns": t.cpu_tail_estimated,
+                        "wall_ns": t.wall,
+                        "self_cpu_ns_sum": t.methods.values().map(|m| m.self_cpu).sum::<u64>(),
+                        "cpu_reads": t.cpu_reads,
+                        "depth_at_exit": t.depth_at_exit,
+                        "repaired_frames": t.repaired,
+                        "unmatched_exits": t.unmatched,
+                        "untimed_frames": t.truncated,
+                        "methods": t.methods.iter().map(|(&id, m)| {
+                            let mut v = method_json(a, id);
+                            times_json(&mut v, m);
+                            v
+                        }).collect::<Vec<_>>(),
+                    })
+                })
+                .collect();
+            let mut edges: BTreeMap<(u32, u32), u64> = BTreeMap::new();
+            for t in &self.threads {
+                for (k, c) in &t.edges {
+                    *edges.entry(*k).or_default() += c;
+                }
+            }
+            section["edges"] = edges
+                .iter()
+                .map(|(&(caller, callee), &count)| {
+                    json!({
+                        "caller": if caller == 0 { Value::Null } else { method_json(a, caller) },
+                        "callee": method_json(a, callee),
+                        "count": count,
+                    })
+                })
+                .collect();
+        }
+        report["calls"] = section;
+    }
+
+    /// The text report's section: `CALLS` with counts only, hprof's `CPU TIME` with times.
+    pub fn to_text(&self, a: &Agent) -> String {
+        let mut s = String::new();
+        if !self.on {
+            return s;
+        }
+        let name = |id: u32| match a.ids.method(id) {
+            Some(m) => format!("{}.{}{}", m.class.replace('/', "."), m.name, m.descriptor),
+            None => format!("method#{id}"),
+        };
+        if !self.times {
+            let mut rows: Vec<(&u32, &Counts)> = self.counts.iter().collect();
+            rows.sort_by(|x, y| y.1.enters.cmp(&x.1.enters).then(x.0.cmp(y.0)));
+            let _ = writeln!(s, "\nCALLS BEGIN (exact; ordered by calls)");
+            let _ = writeln!(s, " rank        count      unwinds  method");
+            for (i, (&id, c)) in rows.iter().enumerate() {
+                let _ = writeln!(
+                    s,
+                    "{:5} {:12} {:12}  {}",
+                    i + 1,
+                    c.enters,
+                    c.unwinds,
+                    name(id)
+                );
+            }
+            let _ = writeln!(s, "CALLS END");
+            return s;
+        }
+        let totals = self.totals();
+        let total: u64 = totals.values().map(|t| t.self_cpu).sum();
+        let mut rows: Vec<(&u32, &Times)> = totals.iter().collect();
+        rows.sort_by(|x, y| {
+            y.1.self_cpu
+                .cmp(&x.1.self_cpu)
+                .then(y.1.calls.cmp(&x.1.calls))
+                .then(x.0.cmp(y.0))
+        });
+        let _ = writeln!(
+            s,
+            "\nCPU TIME (ms) BEGIN (total = {:.3}; thread CPU time, exclusive; exact counts)",
+            total as f64 / 1e6
+        );
+        let _ = writeln!(
+            s,
+            " rank   self  accum        count    self ms   total ms  wall self ms wall total ms  method"
+        );
+        let mut accum = 0u64;
+        let pct = |v: u64| {
+            if total == 0 {
+                0.0
+            } else {
+                100.0 * v as f64 / total as f64
+            }
+        };
+        for (i, (&id, t)) in rows.iter().enumerate() {
+            accum += t.self_cpu;
+            let _ = writeln!(
+                s,
+                "{:5} {:5.2}% {:5.2}% {:12} {:10.3} {:10.3} {:12.3} {:13.3}  {}",
+                i + 1,
+                pct(t.self_cpu),
+                pct(accum),
+                t.calls,
+                t.self_cpu as f64 / 1e6,
+                t.total_cpu as f64 / 1e6,
+                t.self_wall as f64 / 1e6,
+                t.total_wall as f64 / 1e6,
+                name(id)
+            );
+        }
+        let _ = writeln!(s, "CPU TIME (ms) END");
+        let _ = writeln!(s, "\nTHREADS (calls=times)");
+        for t in &self.threads {
+            let _ = writeln!(
+                s,
+                "  {} (tid {}): cpu {:.3} ms (of which {:.3} ms estimated after the last reading), {} frames repaired, {} unmatched exits",
+                t.name,
+                t.tid,
+                (t.cpu_measured + t.cpu_tail_estimated) as f64 / 1e6,
+                t.cpu_tail_estimated as f64 / 1e6,
+                t.repaired,
+                t.unmatched
+            );
+        }
+        s
+    }
+
+    /// `PREFIX.cpu.collapsed`: one line per call path, root first, weighted by exclusive CPU ns.
+    pub fn to_collapsed(&self) -> String {
+        let mut s = String::new();
+        for (path, ns) in &self.stacks {
+            let _ = writeln!(s, "{path} {ns}");
+        }
+        s
+    }
+}

@@ -1,0 +1,478 @@
+/*
+ * The method-call half of the probes: HeapProxy.methodEnter/methodExit/methodUnwind delegate here. libinstr.so
+ * defines this class in java.base beside HeapProxy, in the early VM_START phase, and engages it at VM_INIT just
+ * before HeapProxy (docs/ARCHITECTURE.md, "Method calls").
+ *
+ * Per thread (a slot found from Thread.tid, read with Unsafe: one load, whatever the Thread's monitor state) the
+ * probes add plainly into the thread's own long[]: no atomic instruction and no shared cache line on the hot path.
+ * Two modes, chosen by the agent option calls=counts|times:
+ *  - counts: per thread and method id, calls (entries) and exceptional exits. Normal exits are not counted:
+ *    the exit probe returns at once (a static flag), so a call costs one plain add.
+ *  - times: the same, plus normal exits, then per thread a shadow stack and a calling-context tree (CCT): a node per distinct
+ *    call path, holding its calls, exclusive wall time and exclusive thread CPU time. Everything else
+ *    (per-method counts, inclusive times, caller->callee edges, collapsed stacks) is derived from the trees by
+ *    the agent at exit. Per-thread state lives in arrays indexed by a thread slot (Thread identity hash, open
+ *    addressing, claimed by CAS), so the hot path takes no lock and shares no written cache line.
+ *
+ * Time: every enter or exit closes a segment (System.nanoTime since the previous event of the thread) and
+ * charges it to the node on top of the shadow stack (or to the root node, "outside instrumented code"). Thread
+ * CPU time is a syscall, so it is read only every INTERVAL_NS of wall time per thread (and when a thread is first
+ * seen): the CPU time of the interval is apportioned over the nodes charged in it, in proportion to their wall
+ * time, rounding down. The exclusive CPU times of a thread therefore add up to at most the CPU time measured for
+ * it; what the thread did after its last reading (less than one interval of wall time) is apportioned by the
+ * agent at exit with the thread's average CPU/wall ratio (docs/REPORTS.md, "Tolerance").
+ *
+ * The shadow stack repairs itself: an exit whose id is not on top pops down to the nearest frame with that id
+ * (the frames above lost their exits, e.g. to an asynchronous exception delivered inside a probe), and an exit
+ * whose id is not on the stack at all is counted and ignored.
+ *
+ * Rules (the probes run inside every instrumented method, java.base included): allocate no object (arrays are
+ * allowed: they are made only when a thread is first seen or a table grows), throw nothing, call no JDK method
+ * that could carry a probe (only Thread.currentThread, System.nanoTime, System.identityHashCode,
+ * System.arraycopy, Unsafe, and this class's natives); keep <clinit> empty.
+ */
+package java.lang;
+
+import jdk.internal.misc.Unsafe;
+
+public final class HeapProxyCalls {
+    private HeapProxyCalls() {}
+
+    private static Unsafe U;
+    private static long LONGS;
+    private static long LONG_SCALE;
+    private static long REFS;
+    private static long REF_SCALE;
+
+    /** times mode: per-thread shadow stacks and trees; otherwise counts only. */
+    private static boolean timed;
+
+    /**
+     * The wall clock of times mode: the address of a nanosecond counter that an agent thread advances every
+     * TICK (agent/src/calls.rs), read with one load; 0: System.nanoTime at every event (clock=exact).
+     */
+    private static long CLOCK;
+
+    /** Offset of Thread.tid, the key of a thread's slot. */
+    private static long TID;
+
+    /** [0]: ids out of range; [1]: events of threads beyond the slot table; [2]: frames beyond the tree limit. */
+    private static long[] dropped;
+
+    // ---- per thread, by slot
+
+    /**
+     * The slot table: Thread.tid of the owner (-1: free), claimed by CAS. A Thread whose constructor has not yet
+     * assigned its tid (0: a thread the VM attaches runs probes inside its own constructor) gets no slot.
+     */
+    private static long[] tids;
+    private static Thread[] owners;
+    /** Per method id: [3 id] entries, [3 id + 1] normal exits (times mode only), [3 id + 2] exceptional exits. */
+    private static long[][] counts;
+    /** Whether normal exits are counted (times mode). */
+    private static boolean countExits;
+    /** The tree: NODE fields per node; node 0 is the root (method 0, "outside instrumented code"). */
+    private static long[][] nodes;
+    /** (parent << 32 | method) + node index, open addressing; a key is never 0 since method ids start at 1. */
+    private static long[][] keys;
+    private static int[][] values;
+    /** The shadow stack: (node, method id) per frame. */
+    private static int[][] stacks;
+    /** Nodes charged since the last CPU reading. */
+    private static int[][] touched;
+    private static long[][] states;
+
+    // Node fields.
+    static final int NODE = 8;
+    static final int PARENT = 0, METHOD = 1, CALLS = 2, SELF_WALL = 3, SELF_CPU = 4, PENDING = 5,
+            LAST_CHILD_METHOD = 6, LAST_CHILD = 7;
+
+    // State fields.
+    static final int STATE = 16;
+    static final int DEPTH = 0, LAST = 1, READ_WALL = 2, READ_CPU = 3, NODES = 4, TOUCHED = 5, REPAIRED = 6,
+            UNMATCHED = 7, SKIPPING = 8, FIRST_WALL = 9, FIRST_CPU = 10, READS = 11, TRUNCATED = 12;
+
+    static final long INTERVAL_NS = 1_000_000L;
+    static final long OUTERMOST_READ_NS = 50_000L;
+    static final int MAX_DEPTH = 1 << 16;
+    static final int MAX_NODES = 1 << 22;
+
+    /** Called by the agent (JNI) at VM_INIT, before HeapProxy.engage. */
+    static void engage(boolean times, long clock, int maxMethods, int threadSlots, long longBase, long longScale,
+                       long refBase, long refScale) {
+        CLOCK = clock;
+        // Bind the native now: the VM looks a native up through Java code (ClassLoader.findNative), which may
+        // carry probes; bound later, from inside a probe, that lookup would recurse.
+        cpuNow();
+        // maxMethods is the rewriter's limit of method ids; the per-thread tables grow up to it.
+        U = Unsafe.getUnsafe();
+        LONGS = longBase;
+        LONG_SCALE = longScale;
+        REFS = refBase;
+        REF_SCALE = refScale;
+        TID = U.objectFieldOffset(Thread.class, "tid");
+        maxIds = maxMethods;
+        dropped = new long[3];
+        tids = new long[threadSlots];
+        for (int i = 0; i < threadSlots; i++) tids[i] = -1;
+        owners = new Thread[threadSlots];
+        counts = new long[threadSlots][];
+        nodes = new long[threadSlots][];
+        keys = new long[threadSlots][];
+        values = new int[threadSlots][];
+        stacks = new int[threadSlots][];
+        touched = new int[threadSlots][];
+        states = new long[threadSlots][];
+        countExits = times;
+        timed = times;
+    }
+
+    private static int maxIds;
+
+    // ---- the probes (through HeapProxy.methodEnter/methodExit/methodUnwind)
+
+    public static void enter(int id) {
+        int s = slot();
+        if (s < 0) return;
+        long[] c = counts[s];
+        if (c == null) return;
+        int i = 3 * id;
+        if (id > 0 && i < c.length) c[i]++; else if (!grow(s, id, 0)) return;
+        if (timed) timedEnter(s, id);
+    }
+
+    public static void exit(int id) {
+        if (!countExits) return;
+        int s = slot();
+        if (s < 0) return;
+        long[] c = counts[s];
+        if (c == null) return;
+        int i = 3 * id + 1;
+        if (id > 0 && i < c.length) c[i]++; else if (!grow(s, id, 1)) return;
+        timedExit(s, id);
+    }
+
+    public static void unwind(int id) {
+        int s = slot();
+        if (s < 0) return;
+        long[] c = counts[s];
+        if (c == null) return;
+        int i = 3 * id + 2;
+        if (id > 0 && i < c.length) c[i]++; else if (!grow(s, id, 2)) return;
+        if (timed) timedExit(s, id);
+    }
+
+    /** Grows the thread's counts to hold `id` and counts the event; false (and dropped) for an id out of range. */
+    private static boolean grow(int s, int id, int field) {
+        if (id <= 0 || id >= maxIds) { add(dropped, 0); return false; }
+        long[] c = counts[s];
+        int n = c.length;
+        while (n <= 3 * id + 2) n *= 2;
+        long[] bigger = new long[n];
+        System.arraycopy(c, 0, bigger, 0, c.length);
+        counts[s] = bigger;
+        bigger[3 * id + field]++;
+        return true;
+    }
+
+    // ---- natives (libinstr.so, agent/src/calls.rs)
+
+    /** CPU time of the current thread, nanoseconds (clock_gettime(CLOCK_THREAD_CPUTIME_ID)). */
+    private static native long cpuNow();
+
+    /** Ids of the instrumented methods of class `cls` (Java name) named `name` (and `descriptor`, unless null). */
+    public static native int[] methodIds(String cls, String name, String descriptor);
+
+    /** Whether the rules give method probes to some method of class `cls` (Java name). */
+    public static native boolean classSelected(String cls);
+
+    /** Array-site ids in the method `cls.name` at source line `line` (any line when line < 0). */
+    public static native int[] siteIds(String cls, String name, int line);
+
+    /** "counts", "times", or "off" when the rules have no method probes. */
+    public static String mode() {
+        return maxIds < 2 ? "off" : timed ? "times" : "counts";
+    }
+
+    // ---- for instr.Counts (the test API); not on any probe path
+
+    /** Calls (entries) of `cls.name[descriptor]` in all threads so far; -1 if no such method has probes. */
+    public static long calls(String cls, String name, String descriptor) {
+        return sum(callCounts(), methodIds(cls, name, descriptor));
+    }
+
+    /** Entries by method id, summed over all threads (a new array), for the test API's snapshots. */
+    public static long[] callCounts() {
+        long[][] all = counts;
+        if (all == null) return new long[0];
+        int n = 0;
+        for (long[] c : all) if (c != null && c.length / 3 > n) n = c.length / 3;
+        long[] out = new long[n];
+        for (long[] c : all) {
+            if (c == null) continue;
+            for (int id = 1; id < out.length && 3 * id < c.length; id++) out[id] += c[3 * id];
+        }
+        return out;
+    }
+
+    /** Sum of `counts` over `ids`; -1 when `ids` is empty or null. */
+    public static long sum(long[] counts, int[] ids) {
+        if (ids == null || ids.length == 0) return -1;
+        long n = 0;
+        for (int id : ids) if (counts != null && id > 0 && id < counts.length) n += counts[id];
+        return n;
+    }
+
+    /** Zeroes the per-thread call counts and times (other threads may be running meanwhile). */
+    public static void reset() {
+        long[][] cs = counts;
+        if (cs != null) {
+            for (long[] c : cs) {
+                if (c != null) for (int i = 0; i < c.length; i++) c[i] = 0;
+            }
+        }
+        long[][] all = nodes;
+        if (all == null) return;
+        for (long[] n : all) {
+            if (n == null) continue;
+            for (int b = 0; b + NODE <= n.length; b += NODE) {
+                n[b + CALLS] = 0;
+                n[b + SELF_WALL] = 0;
+                n[b + SELF_CPU] = 0;
+            }
+        }
+    }
+
+    // ---- times mode
+
+    private static void timedEnter(int s, int id) {
+        long now = now();
+        long[] st = states[s];
+        if (st[SKIPPING] > 0) { st[SKIPPING]++; return; }
+        int[] stk = stacks[s];
+        int d = (int) st[DEPTH];
+        if (d < 0) { st[DEPTH] = 0; d = 0; }
+        if (2 * d + 2 > stk.length) {
+            stk = growStack(s);
+            if (stk == null) { st[SKIPPING] = 1; return; }
+        }
+        long[] n = nodes[s];
+        int top = d > 0 ? stk[2 * d - 2] : 0;
+        charge(s, st, n, top, now);
+        int b = top * NODE;
+        int child;
+        if (n[b + LAST_CHILD_METHOD] == id) {
+            child = (int) n[b + LAST_CHILD];
+        } else {
+            child = child(s, top, id);
+            if (child < 0) { st[SKIPPING] = 1; add(dropped, 2); return; }
+            n = nodes[s];
+            n[b + LAST_CHILD_METHOD] = id;
+            n[b + LAST_CHILD] = child;
+        }
+        n[child * NODE + CALLS]++;
+        stk[2 * d] = child;
+        stk[2 * d + 1] = id;
+        st[DEPTH] = d + 1;
+        if (now - st[READ_WALL] >= INTERVAL_NS) readCpu(s, now);
+    }
+
+    private static void timedExit(int s, int id) {
+        long now = now();
+        long[] st = states[s];
+        if (st[SKIPPING] > 0) { st[SKIPPING]--; return; }
+        int[] stk = stacks[s];
+        int d = (int) st[DEPTH];
+        if (d < 0 || 2 * d > stk.length) { st[DEPTH] = 0; d = 0; }
+        charge(s, st, nodes[s], d > 0 ? stk[2 * d - 2] : 0, now);
+        if (d > 0 && stk[2 * d - 1] == id) st[DEPTH] = --d;
+        else repair(st, stk, d, id);
+        long since = now - st[READ_WALL];
+        // Leaving the outermost instrumented frame (the end of a task, often of the thread): read sooner, so
+        // that little of a thread's time is left to estimate after its last reading.
+        if (since >= INTERVAL_NS || (d == 0 && since >= OUTERMOST_READ_NS)) readCpu(s, now);
+    }
+
+    private static long now() {
+        long c = CLOCK;
+        return c != 0 ? U.getLongVolatile(null, c) : System.nanoTime();
+    }
+
+    /** Charges the wall time since the thread's previous event to `node`. */
+    private static void charge(int s, long[] st, long[] n, int node, long now) {
+        long seg = now - st[LAST];
+        st[LAST] = now;
+        if (seg <= 0) return;
+        int b = node * NODE;
+        if (b + NODE > n.length) return;
+        n[b + SELF_WALL] += seg;
+        if (n[b + PENDING] == 0) touch(s, st, node);
+        n[b + PENDING] += seg;
+    }
+
+    private static void touch(int s, long[] st, int node) {
+        int[] t = touched[s];
+        int k = (int) st[TOUCHED];
+        if (k >= t.length) {
+            int[] bigger = new int[t.length * 2];
+            System.arraycopy(t, 0, bigger, 0, t.length);
+            touched[s] = t = bigger;
+        }
+        t[k] = node;
+        st[TOUCHED] = k + 1;
+    }
+
+    /** An exit whose method is not on top: pop down to the nearest frame of that method, if there is one. */
+    private static void repair(long[] st, int[] stk, int d, int id) {
+        for (int k = d - 2; k >= 0; k--) {
+            if (stk[2 * k + 1] == id) {
+                st[REPAIRED] += d - 1 - k;
+                st[DEPTH] = k;
+                return;
+            }
+        }
+        st[UNMATCHED]++;
+    }
+
+    /** Reads the thread's CPU time and apportions the CPU time since the previous reading. */
+    private static void readCpu(int s, long now) {
+        long cpu = cpuNow();
+        long[] st = states[s];
+        long[] n = nodes[s];
+        int[] t = touched[s];
+        int k = (int) st[TOUCHED];
+        long dCpu = cpu - st[READ_CPU];
+        long total = 0;
+        for (int i = 0; i < k; i++) total += n[t[i] * NODE + PENDING];
+        long given = 0;
+        for (int i = 0; i < k; i++) {
+            int b = t[i] * NODE;
+            long p = n[b + PENDING];
+            n[b + PENDING] = 0;
+            if (dCpu <= 0 || total <= 0) continue;
+            long share = (p < (1L << 31) && dCpu < (1L << 31))
+                    ? p * dCpu / total
+                    : (long) ((double) p / (double) total * (double) dCpu);
+            if (share > dCpu - given) share = dCpu - given;
+            if (share > 0) {
+                n[b + SELF_CPU] += share;
+                given += share;
+            }
+        }
+        st[TOUCHED] = 0;
+        st[READ_CPU] = cpu;
+        st[READ_WALL] = now;
+        st[READS]++;
+    }
+
+    /** The child of `parent` for method `id`, made the first time; -1 when the thread's tree is full. */
+    private static int child(int s, int parent, int id) {
+        long key = ((long) parent << 32) | (id & 0xFFFFFFFFL);
+        long[] k = keys[s];
+        int[] v = values[s];
+        int mask = k.length - 1;
+        int i = mix(key) & mask;
+        for (long x; (x = k[i]) != 0; i = (i + 1) & mask) {
+            if (x == key) return v[i];
+        }
+        long[] st = states[s];
+        int node = (int) st[NODES];
+        if (node >= MAX_NODES) return -1;
+        long[] n = nodes[s];
+        if ((node + 1) * NODE > n.length) {
+            long[] bigger = new long[n.length * 2];
+            System.arraycopy(n, 0, bigger, 0, n.length);
+            nodes[s] = n = bigger;
+        }
+        int b = node * NODE;
+        n[b + PARENT] = parent;
+        n[b + METHOD] = id;
+        st[NODES] = node + 1;
+        k[i] = key;
+        v[i] = node;
+        if (2 * (node + 1) > k.length) rehash(s);
+        return node;
+    }
+
+    private static int mix(long key) {
+        long h = key * 0x9E3779B97F4A7C15L;
+        return (int) (h ^ (h >>> 29));
+    }
+
+    private static void rehash(int s) {
+        long[] k = keys[s];
+        int[] v = values[s];
+        long[] k2 = new long[k.length * 2];
+        int[] v2 = new int[k.length * 2];
+        int mask = k2.length - 1;
+        for (int j = 0; j < k.length; j++) {
+            long x = k[j];
+            if (x == 0) continue;
+            int i = mix(x) & mask;
+            while (k2[i] != 0) i = (i + 1) & mask;
+            k2[i] = x;
+            v2[i] = v[j];
+        }
+        values[s] = v2;
+        keys[s] = k2;
+    }
+
+    private static int[] growStack(int s) {
+        int[] stk = stacks[s];
+        if (stk.length >= 2 * MAX_DEPTH) { states[s][TRUNCATED]++; return null; }
+        int[] bigger = new int[stk.length * 2];
+        System.arraycopy(stk, 0, bigger, 0, stk.length);
+        stacks[s] = bigger;
+        return bigger;
+    }
+
+    /** The current thread's slot, claimed the first time; -1 when the table is full. */
+    private static int slot() {
+        Thread t = Thread.currentThread();
+        long tid = U.getLong(t, TID);
+        long[] o = tids;
+        int i = (int) tid & (o.length - 1);
+        if (o[i] == tid) return i;
+        return claim(t, tid, o, i);
+    }
+
+    private static int claim(Thread t, long tid, long[] o, int i) {
+        if (tid <= 0) { add(dropped, 1); return -1; }
+        int mask = o.length - 1;
+        for (int probes = 0; probes <= mask; probes++, i = (i + 1) & mask) {
+            long x = o[i];
+            if (x == tid) return counts[i] == null ? -1 : i;
+            if (x == -1 && U.compareAndSetLong(o, LONGS + i * LONG_SCALE, -1L, tid)) {
+                // Only this thread uses slot i. Until its counts exist (set last), its probes see a null and return.
+                owners[i] = t;
+                if (timed) {
+                    long now = now();
+                    long cpu = cpuNow();
+                    long[] st = new long[STATE];
+                    st[LAST] = now;
+                    st[READ_WALL] = now;
+                    st[FIRST_WALL] = now;
+                    st[READ_CPU] = cpu;
+                    st[FIRST_CPU] = cpu;
+                    st[NODES] = 1;
+                    nodes[i] = new long[256 * NODE];
+                    keys[i] = new long[512];
+                    values[i] = new int[512];
+                    stacks[i] = new int[256];
+                    touched[i] = new int[64];
+                    states[i] = st;
+                }
+                counts[i] = new long[3 * 1024];
+                return i;
+            }
+        }
+        add(dropped, 1);
+        return -1;
+    }
+
+    // ---- counts
+
+    private static void add(long[] table, int index) {
+        U.getAndAddLong(table, LONGS + index * LONG_SCALE, 1L);
+    }
+}

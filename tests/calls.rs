@@ -1,0 +1,571 @@
+//! Exact method call counts and times under the agent (`calls=counts` and `calls=times`), on every JDK
+//! under /usr/lib/jvm, under the interpreter, C1 and C2: test-classes/calls/CallCounts.java with
+//! test-classes/calls/rules.yaml. Then the time invariants (inclusive >= exclusive; the exclusive CPU
+//! times of a thread add up to at most its CPU time, within the documented tolerance), the
+//! self-repairing shadow stack under `Thread.stop` (JDK < 20), and the JUnit 5 example of the test API
+//! (examples/junit), which passes, and fails when an extra call or allocation is added.
+
+mod support;
+
+use std::collections::HashMap;
+use std::fs;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+use serde_json::Value;
+use support::*;
+
+/// HeapProxyCalls.INTERVAL_NS: a thread's CPU time after its last reading (at most this much wall
+/// time) is estimated; docs/REPORTS.md, "Tolerance".
+const TOLERANCE_NS: u64 = 1_000_000;
+
+const MODES: &[(&str, &[&str])] = &[
+    ("interpreter", &["-Xint"]),
+    ("C1", &["-XX:TieredStopAtLevel=1"]),
+    ("C2", &["-XX:-TieredCompilation"]),
+];
+
+/// (class, method, enters, exits, unwinds)
+const EXPECTED: &[(&str, &str, u64, u64, u64)] = &[
+    ("CallCounts", "fib", 242_785, 242_785, 0),
+    ("CallCounts", "isEven", 501, 501, 0),
+    ("CallCounts", "isOdd", 500, 500, 0),
+    ("CallCounts", "thrower", 700, 600, 100),
+    ("CallCounts", "middle2", 700, 600, 100),
+    ("CallCounts", "middle1", 700, 600, 100),
+    ("CallCounts", "catcher", 700, 700, 0),
+    ("CallCounts$ThrowsAfterSuper", "<init>", 10, 8, 2),
+    ("CallCounts$Base", "<init>", 10, 10, 0),
+    ("CallCounts$Greeter", "greet", 5, 5, 0),
+    ("CallCounts$Greeter", "of", 5, 5, 0),
+    ("CallCounts$Named", "name", 5, 5, 0),
+    ("CallCounts$Named", "<init>", 5, 5, 0),
+    ("CallCounts", "lambda$main$0", 100, 100, 0),
+    ("CallCounts", "syncMethod", 30, 30, 0),
+    ("CallCounts", "syncInstance", 30, 30, 0),
+    ("CallCounts", "work", 36_000, 36_000, 0),
+    ("CallCounts", "lambda$main$2", 8, 8, 0),
+    ("CallCounts", "main", 1, 1, 0),
+    // Still running when the VM exits: a thread that dies mid-call.
+    ("CallCounts", "sleepForever", 1, 0, 0),
+];
+
+fn compile_programs(jdk: &Jdk) -> PathBuf {
+    static DONE: PerKey = std::sync::OnceLock::new();
+    once_per_key(&DONE, &jdk.key(), || {
+        let out = target_dir().join(format!("calls-programs-{}", jdk.key()));
+        let _ = fs::remove_dir_all(&out);
+        javac(
+            jdk,
+            &java_files(&workspace().join("test-classes/calls")),
+            &out,
+            &[],
+        );
+        out
+    })
+}
+
+struct Run {
+    json: Value,
+    txt: String,
+    stdout: String,
+    cpu_collapsed: Option<String>,
+}
+
+fn run_calls(jdk: &Jdk, calls: &str, flags: &[&str], args: &[&str]) -> Run {
+    let classes = compile_programs(jdk);
+    let dir = scratch(&format!(
+        "calls-{}-{}-{}",
+        jdk.key(),
+        calls.replace([',', '='], "_"),
+        flags.join("").replace([':', '=', '-'], "_")
+    ));
+    let rules = workspace().join("test-classes/calls/rules.yaml");
+    let mut cmd = Command::new(jdk.bin("java"));
+    cmd.arg(format!(
+        "-agentpath:{}=rules={},file={}/out,calls={calls}",
+        agent_lib().display(),
+        rules.display(),
+        dir.display()
+    ))
+    .args(flags)
+    .arg("-cp")
+    .arg(&classes)
+    .arg("CallCounts")
+    .args(args);
+    let out = run(&mut cmd);
+    check(
+        &format!("[{}] CallCounts calls={calls} {flags:?}", jdk.version),
+        &out,
+    );
+    assert!(
+        !text(&out.stderr).contains("instr:"),
+        "agent complained:\n{}",
+        text(&out.stderr)
+    );
+    let json = fs::read_to_string(dir.join("out.json")).expect("report written");
+    Run {
+        json: serde_json::from_str(&json).expect("valid JSON"),
+        txt: fs::read_to_string(dir.join("out.txt")).unwrap(),
+        stdout: text(&out.stdout),
+        cpu_collapsed: fs::read_to_string(dir.join("out.cpu.collapsed")).ok(),
+    }
+}
+
+fn method<'a>(methods: &'a Value, class: &str, name: &str) -> &'a Value {
+    methods
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|m| m["class"] == class && m["method"] == name)
+        .unwrap_or_else(|| panic!("{class}.{name} not in the report"))
+}
+
+fn num(v: &Value, field: &str) -> u64 {
+    v[field]
+        .as_u64()
+        .unwrap_or_else(|| panic!("no number {field} in {v}"))
+}
+
+/// Counts mode counts entries and exceptional exits; times mode normal exits too.
+fn assert_exact(what: &str, r: &Run) {
+    let methods = &r.json["methods"];
+    let times = r.json["calls"]["mode"] == "times";
+    for &(class, name, enters, exits, unwinds) in EXPECTED {
+        let m = method(methods, class, name);
+        assert_eq!(
+            (num(m, "enters"), num(m, "unwinds")),
+            (enters, unwinds),
+            "{what}: {class}.{name} (enters, unwinds)"
+        );
+        if times {
+            assert_eq!(num(m, "exits"), exits, "{what}: {class}.{name} exits");
+        } else {
+            assert!(
+                m.get("exits").is_none(),
+                "{what}: exits are not counted in counts mode"
+            );
+        }
+    }
+    // Called back from the JDK's uninstrumented Arrays.sort, once per comparison.
+    let lambda = num(method(methods, "CallCounts", "lambda$main$1"), "enters");
+    let compare = num(method(methods, "CallCounts", "compareValues"), "enters");
+    assert!(
+        lambda > 0 && lambda == compare,
+        "{what}: comparator calls {lambda} vs {compare}"
+    );
+    assert!(
+        r.stdout
+            .contains("result fib=75025 even=true caught=100 thrown=100 ctorFailures=2"),
+        "{what}: {}",
+        r.stdout
+    );
+    assert_eq!(r.json["calls"]["dropped_events"], 0, "{what}");
+}
+
+#[test]
+fn counts_are_exact_in_every_execution_mode() {
+    for jdk in jdks() {
+        for (mode, flags) in MODES {
+            // The exact clock (System.nanoTime per event) once per JDK, under C2.
+            let exact: &[&str] = if *mode == "C2" {
+                &["times,clock=exact"]
+            } else {
+                &[]
+            };
+            for &calls in ["counts", "times"].iter().chain(exact) {
+                let what = format!("[{}] {mode} calls={calls}", jdk.version);
+                let r = run_calls(&jdk, calls, flags, &[]);
+                assert_exact(&what, &r);
+                assert_eq!(r.json["calls"]["mode"], calls.split(',').next().unwrap());
+                if calls.starts_with("times") {
+                    check_times(&what, &r);
+                } else {
+                    assert!(r.txt.contains("CALLS BEGIN"), "{what}");
+                    let worker = r.json["calls"]["threads"]
+                        .as_array()
+                        .unwrap()
+                        .iter()
+                        .find(|t| t["name"] == "worker-7")
+                        .expect("worker-7");
+                    let work = method(&worker["methods"], "CallCounts", "work");
+                    assert_eq!(num(work, "calls"), 8000, "{what}: worker-7 work calls");
+                }
+                println!("{what}: exact");
+            }
+        }
+    }
+}
+
+/// Per-thread counts, edges, and the time invariants of a `calls=times` run.
+fn check_times(what: &str, r: &Run) {
+    let calls = &r.json["calls"];
+    let threads = calls["threads"].as_array().unwrap();
+    let thread = |name: &str| {
+        threads
+            .iter()
+            .find(|t| t["name"] == name)
+            .unwrap_or_else(|| panic!("{what}: no thread {name}"))
+    };
+    // The 8 workers: worker-t calls work 1000 * (t + 1) times.
+    let mx_cpu: HashMap<String, u64> = r
+        .stdout
+        .lines()
+        .filter_map(|l| l.strip_prefix("cpu "))
+        .filter_map(|l| l.split_once(' '))
+        .map(|(n, v)| (n.to_string(), v.parse().unwrap()))
+        .collect();
+    for t in 0..8u64 {
+        let name = format!("worker-{t}");
+        let w = thread(&name);
+        let work = method(&w["methods"], "CallCounts", "work");
+        assert_eq!(
+            num(work, "calls"),
+            1000 * (t + 1),
+            "{what}: {name} work calls"
+        );
+        // Σ exclusive CPU <= the thread's CPU time read by the program itself (ThreadMXBean) + tolerance.
+        let sum = num(w, "self_cpu_ns_sum");
+        assert!(
+            sum <= mx_cpu[&name] + TOLERANCE_NS,
+            "{what}: {name}: exclusive CPU {sum} > ThreadMXBean {} + {TOLERANCE_NS}",
+            mx_cpu[&name]
+        );
+    }
+    for t in threads {
+        let name = t["name"].as_str().unwrap();
+        let sum = num(t, "self_cpu_ns_sum");
+        assert!(
+            sum <= num(t, "cpu_ns"),
+            "{what}: {name}: Σ exclusive CPU {sum} > thread CPU {}",
+            num(t, "cpu_ns")
+        );
+        assert!(
+            num(t, "cpu_tail_estimated_ns") <= TOLERANCE_NS,
+            "{what}: {name}"
+        );
+        for m in t["methods"].as_array().unwrap() {
+            for (total, own) in [
+                ("total_cpu_ns", "self_cpu_ns"),
+                ("total_wall_ns", "self_wall_ns"),
+            ] {
+                assert!(
+                    num(m, total) >= num(m, own),
+                    "{what}: {name}: {}.{}: {total} < {own}: {m}",
+                    m["class"],
+                    m["method"]
+                );
+            }
+        }
+    }
+    assert_eq!(
+        num(thread("sleeper"), "depth_at_exit"),
+        1,
+        "{what}: sleeper still in its call"
+    );
+    assert_eq!(num(thread("main"), "repaired_frames"), 0, "{what}");
+    // Totals: calls per method equal the exact counts; inclusive >= exclusive.
+    for m in r.json["methods"].as_array().unwrap() {
+        assert_eq!(num(m, "calls"), num(m, "enters"), "{what}: {m}");
+        assert!(
+            num(m, "total_cpu_ns") >= num(m, "self_cpu_ns"),
+            "{what}: {m}"
+        );
+        assert!(
+            num(m, "total_wall_ns") >= num(m, "self_wall_ns"),
+            "{what}: {m}"
+        );
+    }
+    // Edges: fib calls itself, the comparator lambda is called from main through Arrays.sort.
+    let edges = calls["edges"].as_array().unwrap();
+    let edge = |caller: &str, callee: &str| {
+        edges
+            .iter()
+            .filter(|e| e["caller"]["method"] == caller && e["callee"]["method"] == callee)
+            .map(|e| num(e, "count"))
+            .sum::<u64>()
+    };
+    assert_eq!(edge("main", "fib"), 1, "{what}");
+    assert_eq!(edge("fib", "fib"), 242_784, "{what}");
+    assert_eq!(edge("isEven", "isOdd"), 500, "{what}");
+    assert_eq!(edge("isOdd", "isEven"), 500, "{what}");
+    assert_eq!(edge("middle2", "thrower"), 700, "{what}");
+    let compare = num(
+        method(&r.json["methods"], "CallCounts", "compareValues"),
+        "enters",
+    );
+    assert_eq!(edge("main", "lambda$main$1"), compare, "{what}");
+    assert_eq!(edge("lambda$main$1", "compareValues"), compare, "{what}");
+    // Reports: the CPU TIME section and collapsed stacks weighted by CPU time.
+    assert!(r.txt.contains("CPU TIME (ms) BEGIN"), "{what}");
+    let fib_line = r
+        .txt
+        .lines()
+        .find(|l| l.ends_with("CallCounts.fib(I)I"))
+        .unwrap_or_else(|| panic!("{what}: no fib row:\n{}", r.txt));
+    assert!(fib_line.contains(" 242785 "), "{what}: {fib_line}");
+    let collapsed = r.cpu_collapsed.as_deref().expect("cpu.collapsed written");
+    assert!(collapsed.lines().all(|l| l
+        .rsplit_once(' ')
+        .is_some_and(|(_, n)| n.parse::<u64>().is_ok())));
+    assert!(
+        collapsed
+            .lines()
+            .any(|l| l.starts_with("CallCounts.main;CallCounts.fib")),
+        "{what}: {collapsed}"
+    );
+}
+
+/// Thread.stop (JDK < 20: later JDKs throw UnsupportedOperationException) delivers ThreadDeath
+/// anywhere, inside the probes too; the shadow stack must come back to depth 0 and the rest stay exact.
+#[test]
+fn asynchronous_exceptions_leave_a_repaired_stack() {
+    let old: Vec<Jdk> = jdks().into_iter().filter(|j| j.feature() < 20).collect();
+    if old.is_empty() {
+        println!("no JDK < 20: Thread.stop is not available, skipped");
+    }
+    for jdk in old {
+        for _ in 0..3 {
+            let r = run_calls(&jdk, "times", &[], &["stop"]);
+            let what = format!("[{}] Thread.stop", jdk.version);
+            assert!(r.stdout.contains(" stopped"), "{what}: {}", r.stdout);
+            assert_exact(&what, &r);
+            let victim = r.json["calls"]["threads"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .find(|t| t["name"] == "victim")
+                .expect("victim thread")
+                .clone();
+            assert_eq!(num(&victim, "depth_at_exit"), 0, "{what}: {victim}");
+            let spinner = method(&r.json["methods"], "CallCounts", "spinner");
+            let (e, x, u) = (
+                num(spinner, "enters"),
+                num(spinner, "exits"),
+                num(spinner, "unwinds"),
+            );
+            assert!(
+                e > 0 && x + u + 1 >= e && x + u <= e + 1,
+                "{what}: spinner {e} {x} {u}"
+            );
+            println!(
+                "{what}: victim repaired {} frames, {} unmatched exits",
+                victim["repaired_frames"], victim["unmatched_exits"]
+            );
+        }
+    }
+}
+
+// ---------------------------------------------------------------------------------------------------------------
+// The test API and the JUnit 5 example
+
+const JUNIT: &str = "/usr/share/java/junit-platform-console-standalone.jar";
+
+/// examples/junit compiled with `jdk`, `edit` applied to Cart.java first; returns the classes directory
+/// and the API jar.
+fn compile_example(jdk: &Jdk, name: &str, edit: impl Fn(String) -> String) -> (PathBuf, PathBuf) {
+    let dir = scratch(&format!("calls-junit-{}-{name}", jdk.key()));
+    let example = workspace().join("examples/junit");
+    let api_classes = dir.join("api");
+    javac(
+        jdk,
+        &[workspace().join("java/instr-api/instr/Counts.java")],
+        &api_classes,
+        &["--release", "17"],
+    );
+    let jar = dir.join("instr-api.jar");
+    check(
+        "jar",
+        &run(Command::new(jdk.bin("jar"))
+            .arg("--create")
+            .arg("--file")
+            .arg(&jar)
+            .arg("-C")
+            .arg(&api_classes)
+            .arg(".")),
+    );
+    let src = dir.join("src");
+    fs::create_dir_all(&src).unwrap();
+    let mut files = Vec::new();
+    for f in [
+        "src/shop/Cart.java",
+        "src/shop/Receipt.java",
+        "test/shop/CartTest.java",
+    ] {
+        let mut body = fs::read_to_string(example.join(f)).unwrap();
+        if f.ends_with("Cart.java") {
+            body = edit(body);
+        }
+        let to = src.join(Path::new(f).file_name().unwrap());
+        fs::write(&to, body).unwrap();
+        files.push(to);
+    }
+    let classes = dir.join("classes");
+    let cp = format!("{}:{JUNIT}", jar.display());
+    javac(jdk, &files, &classes, &["--release", "17", "-cp", &cp]);
+    (classes, jar)
+}
+
+fn run_junit(jdk: &Jdk, classes: &Path, jar: &Path, with_agent: bool) -> Output {
+    let mut cmd = Command::new(jdk.bin("java"));
+    if with_agent {
+        let rules = workspace().join("examples/junit/rules.yaml");
+        cmd.arg(format!(
+            "-agentpath:{}=rules={},file={}/instr-%p",
+            agent_lib().display(),
+            rules.display(),
+            classes.parent().unwrap().display()
+        ));
+    }
+    cmd.arg("-jar")
+        .arg(JUNIT)
+        .args([
+            "--disable-banner",
+            "--disable-ansi-colors",
+            "--details=tree",
+        ])
+        .arg("-cp")
+        .arg(format!("{}:{}", classes.display(), jar.display()))
+        .args(["--select-package", "shop"]);
+    run(&mut cmd)
+}
+
+#[test]
+fn junit_example_passes_and_catches_an_extra_call_or_allocation() {
+    if !Path::new(JUNIT).exists() {
+        panic!("{JUNIT} is missing: apt-get install junit5 (scripts/setup.sh)");
+    }
+    for jdk in jdks() {
+        let (classes, jar) = compile_example(&jdk, "as-is", |s| s);
+        let out = run_junit(&jdk, &classes, &jar, true);
+        check(&format!("[{}] examples/junit", jdk.version), &out);
+        assert!(
+            text(&out.stdout).contains("4 tests successful"),
+            "{}",
+            text(&out.stdout)
+        );
+
+        let variants: [(&str, &str, &str); 2] = [
+            (
+                "extra-call",
+                "withTax(0);\n        return t;",
+                "withTax calls ==> expected: <3> but was: <4>",
+            ),
+            (
+                "extra-allocation",
+                "new Receipt(t);\n        return t;",
+                "Receipt allocations ==> expected: <0> but was: <1>",
+            ),
+        ];
+        for (name, replacement, message) in variants {
+            let (classes, jar) = compile_example(&jdk, name, |s| {
+                assert!(s.contains("        return t;"));
+                s.replace("        return t;", &format!("        {replacement}"))
+            });
+            let out = run_junit(&jdk, &classes, &jar, true);
+            let stdout = text(&out.stdout);
+            assert!(
+                !out.status.success(),
+                "[{}] {name}: the tests passed",
+                jdk.version
+            );
+            assert!(
+                stdout.contains(message),
+                "[{}] {name}:\n{stdout}",
+                jdk.version
+            );
+            println!(
+                "[{}] examples/junit with an {name}: fails with \"{message}\"",
+                jdk.version
+            );
+        }
+
+        // Without the agent: a clear one-line failure naming the option.
+        let out = run_junit(&jdk, &classes, &jar, false);
+        let stdout = text(&out.stdout);
+        assert!(!out.status.success());
+        assert!(
+            stdout.contains(
+                "IllegalStateException: instr agent not loaded: run the JVM with -agentpath:"
+            ),
+            "[{}] without the agent:\n{stdout}",
+            jdk.version
+        );
+    }
+}
+
+/// The rules' method selection through the agent: one package (with a subpackage), one class (not its
+/// neighbour in the same package), one method by descriptor (not its other overload): exactly these
+/// methods are counted, nothing else.
+#[test]
+fn rules_select_one_package_one_class_one_method() {
+    let root = workspace().join("test-classes/calls-packages");
+    let mut srcs = Vec::new();
+    for f in files_under(&root) {
+        if f.extension().is_some_and(|e| e == "java") {
+            srcs.push(root.join(f));
+        }
+    }
+    for jdk in jdks() {
+        let classes = scratch(&format!("calls-packages-{}", jdk.key()));
+        javac(&jdk, &srcs, &classes.join("classes"), &[]);
+        let mut cmd = Command::new(jdk.bin("java"));
+        cmd.arg(format!(
+            "-agentpath:{}=rules={},file={}/out",
+            agent_lib().display(),
+            root.join("rules.yaml").display(),
+            classes.display()
+        ))
+        .arg("-cp")
+        .arg(classes.join("classes"))
+        .arg("app.Main");
+        let out = run(&mut cmd);
+        check(&format!("[{}] app.Main", jdk.version), &out);
+        let json: Value =
+            serde_json::from_str(&fs::read_to_string(classes.join("out.json")).unwrap()).unwrap();
+        let mut got: Vec<(String, String, String, u64)> = json["methods"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|m| {
+                (
+                    m["class"].as_str().unwrap().to_string(),
+                    m["method"].as_str().unwrap().to_string(),
+                    m["descriptor"].as_str().unwrap().to_string(),
+                    num(m, "enters"),
+                )
+            })
+            .collect();
+        got.sort();
+        let s = |x: &str| x.to_string();
+        let want = vec![
+            (s("app.cache.Cache"), s("<init>"), s("()V"), 1),
+            (
+                s("app.cache.Cache"),
+                s("get"),
+                s("(Ljava/lang/String;)Ljava/lang/Object;"),
+                4,
+            ),
+            (
+                s("app.cache.Cache"),
+                s("put"),
+                s("(Ljava/lang/String;Ljava/lang/Object;)V"),
+                10,
+            ),
+            (s("app.shop.Order"), s("<init>"), s("(IJ)V"), 10),
+            (s("app.shop.Order"), s("totalWithTax"), s("()J"), 10),
+            (s("app.shop.internal.Tax"), s("of"), s("(J)J"), 10),
+            (
+                s("app.util.Json"),
+                s("parse"),
+                s("(Ljava/lang/String;)Ljava/lang/String;"),
+                3,
+            ),
+        ];
+        assert_eq!(
+            got, want,
+            "[{}] selected methods and their calls",
+            jdk.version
+        );
+    }
+}
