@@ -4,6 +4,10 @@
 set -euo pipefail
 need=()
 command -v javac >/dev/null 2>&1 || need+=(openjdk-17-jdk-headless)
+# gcc builds the JNI library of tests/agent.rs (JNI AllocObject); python3 parses the XML trace in
+# tests/monitors.rs and sums the calls in bench/agent-bench.sh.
+command -v gcc >/dev/null 2>&1 || need+=(gcc libc6-dev)
+command -v python3 >/dev/null 2>&1 || need+=(python3)
 # The jars of the workload kit: tests/probes.rs verifies every class in them, rewritten with every probe.
 for p in libasm-java libh2-java liblucene8-java libxalan2-java fop libbatik-java libsunflow-java \
          libjavassist-java libbcel-java libbyte-buddy-java; do
