@@ -19,12 +19,11 @@ fn compile_monitor_programs(jdk: &Jdk) -> PathBuf {
     once_per_key(&DONE, &jdk.key(), || {
         let out = target_dir().join(format!("monitor-programs-{}", jdk.key()));
         let _ = fs::remove_dir_all(&out);
-        javac(
-            jdk,
-            &java_files(&workspace().join("test-classes/monitors")),
-            &out,
-            &[],
-        );
+        let sources: Vec<PathBuf> = java_files(&workspace().join("test-classes/monitors"))
+            .into_iter()
+            .filter(|src| required_jdk(src) <= jdk.feature())
+            .collect();
+        javac(jdk, &sources, &out, &[]);
         out
     })
 }
@@ -607,4 +606,24 @@ fn off_by_default() {
         !dir.join("out.threads.json").exists(),
         "thread report without threads on"
     );
+}
+
+#[test]
+fn virtual_threads_where_the_vm_reports_them() {
+    for jdk in jdks().into_iter().filter(|j| j.feature() >= 21) {
+        let v = &jdk.version;
+        let (r, _, _) = threads_report(&jdk, "VirtualThreads", "threads=on", &[]);
+        assert_eq!(r["virtual_threads_reported"], true, "[{v}]");
+        let threads = arr(&r["threads"]);
+        for i in 0..5 {
+            let name = format!("vt-{i}");
+            let t = threads
+                .iter()
+                .find(|t| t["name"] == name.as_str())
+                .unwrap_or_else(|| panic!("[{v}] {name} not reported: {threads:?}"));
+            assert_eq!(t["virtual"], true, "[{v}] {t}");
+            assert_eq!(t["alive_at_exit"], false, "[{v}] {t}");
+        }
+        println!("[{v}] five virtual threads reported");
+    }
 }
