@@ -72,10 +72,12 @@ pub(crate) fn hash_bytes(b: &[u8]) -> u64 {
 
 impl<'p, 'a> PoolBuilder<'p, 'a> {
     pub fn new(original: &'p ConstantPool<'a>) -> Self {
+        // Sized for what the probes append to a typical class (their Methodrefs, an id per method), so the
+        // buffers are allocated once instead of growing in small steps.
         PoolBuilder {
             original,
-            appended: Vec::new(),
-            appended_at: Vec::new(),
+            appended: Vec::with_capacity(512),
+            appended_at: Vec::with_capacity(64),
             next_index: original.count() as u32,
             table: Vec::new(),
             filled: 0,

@@ -3,8 +3,8 @@
 
 use crate::attributes::code::CodeAttribute;
 use crate::attributes::names;
-use crate::bytecode::instructions::{Instruction, Instructions};
-use crate::bytecode::opcode::{self as op, Shape};
+use crate::bytecode::instructions::{Decoded, Instruction};
+use crate::bytecode::opcode as op;
 use crate::class_writer::write_class;
 use crate::classfile::{ClassFile, Member};
 use crate::edit::method_writer::{write_code, MethodInput};
@@ -20,6 +20,15 @@ pub struct MethodView<'m, 'a> {
     pub descriptor: &'a [u8],
     pub code: &'m CodeAttribute<'a>,
     pub insns: &'m [Instruction],
+    /// Indexes into `insns` of the returns and array allocations, in code order.
+    pub notable: &'m [u32],
+}
+
+impl MethodView<'_, '_> {
+    /// The returns and array allocations, in code order: where edits usually insert code.
+    pub fn notable(&self) -> impl Iterator<Item = Instruction> + Clone + '_ {
+        self.notable.iter().map(|&i| self.insns[i as usize])
+    }
 }
 
 /// Decides, per method, what to insert. Implementations hold no per-class state, so one edit value can
@@ -67,8 +76,8 @@ pub struct Rewritten {
 /// Rewrites one class file.
 pub fn rewrite(bytes: &[u8], edit: &dyn MethodEdit, options: Options) -> Result<Rewritten> {
     let class = ClassFile::read(bytes)?;
-    let class_name = String::from_utf8_lossy(class.name()).into_owned();
-    rewrite_parsed(&class, edit, options).map_err(|e| e.within(format!("class {class_name}")))
+    rewrite_parsed(&class, edit, options)
+        .map_err(|e| e.within(format!("class {}", String::from_utf8_lossy(class.name()))))
 }
 
 fn rewrite_parsed(
@@ -85,9 +94,7 @@ fn rewrite_parsed(
     let mut bodies: Vec<u8> =
         Vec::with_capacity(class.members_raw.len() + class.members_raw.len() / 4);
     let mut new_code: Vec<Option<(usize, usize)>> = vec![None; class.methods.len()];
-    let mut insns = Vec::new();
-    let mut specials = Vec::new();
-    let mut starts: Vec<u64> = Vec::new();
+    let mut decoded = Decoded::default();
     let mut ins = Insertions::new();
     let mut events = Vec::new();
     // javac and most generators share one "Code" string; remember its index to skip the name lookups.
@@ -112,18 +119,9 @@ fn rewrite_parsed(
             )
         };
         let code = CodeAttribute::read(&code_attr).map_err(|e| e.within(within()))?;
-        insns.clear();
-        specials.clear();
-        starts.clear();
-        starts.resize(code.code.len() / 64 + 1, 0);
-        for insn in Instructions::new(code.code, code.code_offset) {
-            let insn = insn.map_err(|e| e.within(within()))?;
-            starts[insn.pc as usize / 64] |= 1 << (insn.pc % 64);
-            if !matches!(op::shape(insn.opcode), Shape::Plain | Shape::Wide) {
-                specials.push(insns.len() as u32);
-            }
-            insns.push(insn);
-        }
+        decoded
+            .decode(code.code, code.code_offset)
+            .map_err(|e| e.within(within()))?;
         if must_stay_unedited(name, descriptor, &code) {
             continue;
         }
@@ -133,7 +131,8 @@ fn rewrite_parsed(
             name,
             descriptor,
             code: &code,
-            insns: &insns,
+            insns: &decoded.insns,
+            notable: &decoded.notable,
         };
         ins.clear();
         match edit.plan(&view, &mut pool, &mut ins) {
@@ -153,9 +152,9 @@ fn rewrite_parsed(
             class,
             method,
             code: &code,
-            insns: &insns,
-            specials: &specials,
-            starts: &starts,
+            insns: &decoded.insns,
+            specials: &decoded.specials,
+            starts: &decoded.starts,
         };
         let start = bodies.len();
         match write_code(

@@ -40,8 +40,7 @@ impl MethodEdit for Instrumenter<'_> {
             object_alloc::plan(self.flavour, pool, out)?;
         }
         let arrays = self.selection.arrays(class, m.name, m.descriptor)
-            && m.insns
-                .iter()
+            && m.notable()
                 .any(|i| array_alloc::is_array_allocation(i.opcode));
         let methods = method_probes_forbidden(class, m.name).is_none()
             && self
