@@ -70,20 +70,64 @@ pub(crate) fn hash_bytes(b: &[u8]) -> u64 {
     h ^ (h >> 29)
 }
 
+/// The growable parts of a [`PoolBuilder`], handed from one class to the next so that a thread rewriting
+/// class after class allocates them once.
+#[derive(Default)]
+pub struct PoolBuffers {
+    appended: Vec<u8>,
+    appended_at: Vec<(u16, u32)>,
+    table: Vec<u16>,
+    scratch: Vec<u8>,
+}
+
+/// A hash table this big or smaller is zeroed for the next class; a bigger one is dropped rather than
+/// cleared at every class.
+const KEPT_TABLE_LEN: usize = 256;
+
 impl<'p, 'a> PoolBuilder<'p, 'a> {
     pub fn new(original: &'p ConstantPool<'a>) -> Self {
         // Sized for what the probes append to a typical class (their Methodrefs, an id per method), so the
         // buffers are allocated once instead of growing in small steps.
-        PoolBuilder {
-            original,
+        let buffers = PoolBuffers {
             appended: Vec::with_capacity(512),
             appended_at: Vec::with_capacity(64),
+            ..PoolBuffers::default()
+        };
+        Self::with_buffers(original, buffers)
+    }
+
+    /// A builder for `original` that appends into `buffers` (empty, as [`PoolBuilder::into_buffers`]
+    /// leaves them).
+    pub fn with_buffers(original: &'p ConstantPool<'a>, buffers: PoolBuffers) -> Self {
+        debug_assert!(buffers.appended.is_empty() && buffers.table.iter().all(|&i| i == 0));
+        PoolBuilder {
+            original,
+            appended: buffers.appended,
+            appended_at: buffers.appended_at,
             next_index: original.count() as u32,
-            table: Vec::new(),
+            table: buffers.table,
             filled: 0,
-            scratch: Vec::new(),
+            scratch: buffers.scratch,
             memo: [0; MEMO_SLOTS],
         }
+    }
+
+    /// The buffers, emptied for the next class.
+    pub fn into_buffers(self) -> PoolBuffers {
+        let mut b = PoolBuffers {
+            appended: self.appended,
+            appended_at: self.appended_at,
+            table: self.table,
+            scratch: self.scratch,
+        };
+        b.appended.clear();
+        b.appended_at.clear();
+        if b.table.len() <= KEPT_TABLE_LEN {
+            b.table.fill(0);
+        } else {
+            b.table = Vec::new();
+        }
+        b
     }
 
     pub fn original(&self) -> &'p ConstantPool<'a> {
