@@ -200,22 +200,24 @@ impl<'i> Layout<'i> {
     }
 
     /// The shift at old `pc` and the index of the first event at or after it, searched from `hint` (the
-    /// index the previous call returned): callers that ask in ascending order (frames, line numbers) pay
-    /// a short gallop forward instead of a binary search over all events; a step back searches anew.
+    /// index the previous call returned): callers that ask in ascending order (frames, line numbers)
+    /// usually find it a step or two ahead instead of binary-searching all events; a step back, or a
+    /// jump far ahead, searches the rest.
     fn shift_from(&self, hint: &mut usize, pc: u32) -> (i64, Option<&Event>) {
+        const NEAR: usize = 4;
         let events = &self.events;
         let mut k = (*hint).min(events.len());
         if k > 0 && events[k - 1].pc >= pc {
             k = events.partition_point(|e| e.pc < pc);
         } else {
-            // events[..k] all lie before pc: gallop to a window that ends at or after it.
-            let mut step = 1;
-            while k + step <= events.len() && events[k + step - 1].pc < pc {
-                k += step;
-                step *= 2;
+            // events[..k] all lie before pc.
+            let near = (k + NEAR).min(events.len());
+            while k < near && events[k].pc < pc {
+                k += 1;
             }
-            let end = (k + step).min(events.len());
-            k += events[k..end].partition_point(|e| e.pc < pc);
+            if k == near {
+                k += events[k..].partition_point(|e| e.pc < pc);
+            }
         }
         *hint = k;
         match events.get(k) {
