@@ -342,8 +342,20 @@ impl<'p, 'a> PoolBuilder<'p, 'a> {
     /// A Methodref that the original pool is known not to have (a probe's target), found or added
     /// among the appended entries only: the scan of the original pool is skipped.
     pub fn new_methodref(&mut self, class: &str, name: &str, descriptor: &str) -> Result<u16> {
-        let class_name = self.find_or_append(checked_utf8(class)?, false)?;
-        let class = self.find_or_append(Constant::Class { name: class_name }, false)?;
+        let class = self.new_class(class)?;
+        self.new_methodref_in(class, name, descriptor)
+    }
+
+    /// A Class constant the original pool is known not to have, found or added among the appended
+    /// entries only.
+    pub fn new_class(&mut self, internal_name: &str) -> Result<u16> {
+        let name = self.find_or_append(checked_utf8(internal_name)?, false)?;
+        self.find_or_append(Constant::Class { name }, false)
+    }
+
+    /// [`PoolBuilder::new_methodref`] in the class at index `class`, as [`PoolBuilder::new_class`]
+    /// returned it.
+    pub fn new_methodref_in(&mut self, class: u16, name: &str, descriptor: &str) -> Result<u16> {
         let name = self.find_or_append(checked_utf8(name)?, false)?;
         let descriptor = self.find_or_append(checked_utf8(descriptor)?, false)?;
         let name_and_type =

@@ -15,7 +15,7 @@ use crate::classfile::{ClassFile, Member, RawAttribute};
 use crate::error::{bail, Error, Result};
 use crate::pool_builder::PoolBuilder;
 
-// Memo slots of the constants every handler needs (0..5 belong to the probes' Methodrefs).
+// Memo slots of the constants every handler needs (0..5 belong to the probes).
 const MEMO_THROWABLE: usize = 6;
 const MEMO_STACK_MAP_TABLE: usize = 7;
 
