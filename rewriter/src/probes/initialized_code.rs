@@ -16,6 +16,7 @@ use std::borrow::Cow;
 
 use crate::attributes::stack_map::{initial_locals, ClassRef, VType};
 use crate::bytes::read_u2;
+use crate::descriptor::Params;
 use crate::error::Result;
 use crate::rewrite::MethodView;
 
@@ -141,25 +142,53 @@ fn throwable<'a>() -> VType<'a> {
     })
 }
 
-/// The shape javac gives most constructors: `aload_0; invokespecial <init>()V` first, and no handler
-/// touching those two instructions. Nothing can branch back into them in verifiable code (the state
-/// there has `this` uninitialised), so everything from offset 4 on runs with `this` initialised, and the
-/// data flow is not needed.
+/// The shape javac gives most constructors: `aload_0`, the arguments loaded straight from locals, and
+/// `invokespecial <init>` first (`super()`, `super(a, b)`, `this(x)`), and no handler touching those
+/// instructions. The call's receiver is `this` (one load per parameter sits above it), so the call
+/// initialises it; nothing can branch back into the prefix in verifiable code (the state there has
+/// `this` uninitialised), so everything after the call runs with `this` initialised, and the data flow
+/// is not needed.
 fn plain_super_call(m: &MethodView<'_, '_>) -> Option<Initialization> {
     let code = m.code.code;
-    if code.len() <= 4 || code[0] != op::ALOAD_0 || code[1] != op::INVOKESPECIAL {
+    if code.first() != Some(&op::ALOAD_0) {
         return None;
     }
-    let (_, name, descriptor) = m.class.pool.member_ref(read_u2(code, 2)).ok()?;
+    let (mut pc, mut loads) = (1, 0);
+    loop {
+        pc += match *code.get(pc)? {
+            op::ILOAD..=op::ALOAD => 2,
+            op::ILOAD_0..=op::ALOAD_3 => 1,
+            op::INVOKESPECIAL => break,
+            _ => return None,
+        };
+        loads += 1;
+    }
+    let end = pc + 3;
+    if code.len() <= end {
+        return None;
+    }
+    let (_, name, descriptor) = m.class.pool.member_ref(read_u2(code, pc + 1)).ok()?;
+    if name != b"<init>" || parameter_count(descriptor)? != loads {
+        return None;
+    }
     let handler_near = m
         .code
         .exception_table
         .iter()
-        .any(|h| h.start_pc < 4 || h.handler_pc < 4);
-    (name == b"<init>" && descriptor == b"()V" && !handler_near).then(|| Initialization {
-        calls: vec![1],
-        ranges: vec![(4, code.len() as u32)],
+        .any(|h| (h.start_pc as usize) < end || (h.handler_pc as usize) < end);
+    (!handler_near).then(|| Initialization {
+        calls: vec![pc as u32],
+        ranges: vec![(end as u32, code.len() as u32)],
     })
+}
+
+fn parameter_count(descriptor: &[u8]) -> Option<usize> {
+    let mut params = Params::new(descriptor).ok()?;
+    let mut n = 0;
+    while params.next_type().ok()?.is_some() {
+        n += 1;
+    }
+    Some(n)
 }
 
 /// Branch and switch targets of one instruction, as absolute offsets.
