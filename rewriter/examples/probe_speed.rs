@@ -33,6 +33,8 @@ fn main() {
         &mut classes,
     );
     let only = std::env::args().nth(2);
+    // More passes give a profiler more samples of the rewrite against the one-off loading.
+    let passes: usize = std::env::args().nth(3).map_or(2, |n| n.parse().expect("passes"));
     for (name, sel) in [
         ("none", Sel(false, false)),
         ("arrays", Sel(true, false)),
@@ -42,7 +44,7 @@ fn main() {
         if only.as_deref().is_some_and(|o| o != name) {
             continue;
         }
-        for _ in 0..2 {
+        for _ in 0..passes {
             let ids = IdRegistry::new();
             let e = Instrumenter {
                 selection: &sel,

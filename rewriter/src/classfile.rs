@@ -59,6 +59,8 @@ pub struct ClassFile<'a> {
     pub attributes: Attributes<'a>,
     /// The `fields_count` through `methods` region, copied through when no method is edited.
     pub members_raw: &'a [u8],
+    /// The internal name of `this_class`, resolved once: edits ask for it at every method.
+    name: &'a [u8],
 }
 
 impl<'a> ClassFile<'a> {
@@ -89,7 +91,14 @@ impl<'a> ClassFile<'a> {
         let members_raw = &bytes[members_start..c.offset()];
         let attributes = Attributes::read(&mut c)?;
         c.finish("the class file")?;
-        let class = ClassFile {
+        // The one reference every caller follows, so it is checked here. Everything else is checked where
+        // it is used: every pool lookup returns a `Result`, so a class with a dangling index fails cleanly
+        // when (and only when) an edit needs that entry, and untouched classes pay nothing.
+        // [`ConstantPool::validate`] checks all.
+        let Ok(name) = pool.class_name(this_class) else {
+            bail!(0, "this_class #{this_class} is not a Class constant");
+        };
+        Ok(ClassFile {
             minor_version,
             major_version,
             pool,
@@ -101,24 +110,13 @@ impl<'a> ClassFile<'a> {
             methods,
             attributes,
             members_raw,
-        };
-        class.validate_indexes()?;
-        Ok(class)
-    }
-
-    /// Checks the one reference every caller follows. Everything else is checked where it is used: every
-    /// pool lookup returns a `Result`, so a class with a dangling index fails cleanly when (and only when)
-    /// an edit needs that entry, and untouched classes pay nothing. [`ConstantPool::validate`] checks all.
-    fn validate_indexes(&self) -> Result<()> {
-        if self.pool.class_name(self.this_class).is_err() {
-            bail!(0, "this_class #{} is not a Class constant", self.this_class);
-        }
-        Ok(())
+            name,
+        })
     }
 
     /// The internal name of this class, for example `java/lang/String`.
     pub fn name(&self) -> &'a [u8] {
-        self.pool.class_name(self.this_class).unwrap_or(b"?")
+        self.name
     }
 
     pub fn attribute_name(&self, a: &RawAttribute<'_>) -> &'a [u8] {

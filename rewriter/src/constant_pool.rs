@@ -278,8 +278,32 @@ impl<'a> ConstantPool<'a> {
         }
     }
 
+    /// Offset of entry `index` when it has tag `t`. The lookups below ask this before decoding a whole
+    /// [`Constant`]: names are looked up at every method and attribute, and the general decoder is a
+    /// 17-way match.
+    #[inline]
+    fn offset_if(&self, index: u16, t: u8) -> Option<usize> {
+        match self.offsets.get(index as usize) {
+            Some(&at) if at != 0 && self.class_bytes[at as usize] == t => Some(at as usize),
+            _ => None,
+        }
+    }
+
     /// The modified-UTF-8 bytes of a Utf8 entry.
+    #[inline]
     pub fn utf8(&self, index: u16) -> Result<&'a [u8]> {
+        match self.offset_if(index, tag::UTF8) {
+            Some(at) => {
+                let b = self.class_bytes;
+                Ok(&b[at + 3..at + 3 + read_u2(b, at + 1) as usize])
+            }
+            None => self.utf8_error(index),
+        }
+    }
+
+    /// The decoding path, reached only when the entry is not a Utf8: it builds the error.
+    #[cold]
+    fn utf8_error(&self, index: u16) -> Result<&'a [u8]> {
         match self.get(index)? {
             Constant::Utf8(s) => Ok(s),
             other => Err(Error::malformed(
@@ -298,7 +322,17 @@ impl<'a> ConstantPool<'a> {
     }
 
     /// The internal name of a Class entry, for example `java/lang/Object` or `[I`.
+    #[inline]
     pub fn class_name(&self, index: u16) -> Result<&'a [u8]> {
+        match self.offset_if(index, tag::CLASS) {
+            Some(at) => self.utf8(read_u2(self.class_bytes, at + 1)),
+            None => self.class_name_error(index),
+        }
+    }
+
+    /// The decoding path, reached only when the entry is not a Class: it builds the error.
+    #[cold]
+    fn class_name_error(&self, index: u16) -> Result<&'a [u8]> {
         match self.get(index)? {
             Constant::Class { name } => self.utf8(name),
             other => Err(Error::malformed(

@@ -70,18 +70,64 @@ pub(crate) fn hash_bytes(b: &[u8]) -> u64 {
     h ^ (h >> 29)
 }
 
+/// The growable parts of a [`PoolBuilder`], handed from one class to the next so that a thread rewriting
+/// class after class allocates them once.
+#[derive(Default)]
+pub struct PoolBuffers {
+    appended: Vec<u8>,
+    appended_at: Vec<(u16, u32)>,
+    table: Vec<u16>,
+    scratch: Vec<u8>,
+}
+
+/// A hash table this big or smaller is zeroed for the next class; a bigger one is dropped rather than
+/// cleared at every class.
+const KEPT_TABLE_LEN: usize = 256;
+
 impl<'p, 'a> PoolBuilder<'p, 'a> {
     pub fn new(original: &'p ConstantPool<'a>) -> Self {
+        // Sized for what the probes append to a typical class (their Methodrefs, an id per method), so the
+        // buffers are allocated once instead of growing in small steps.
+        let buffers = PoolBuffers {
+            appended: Vec::with_capacity(512),
+            appended_at: Vec::with_capacity(64),
+            ..PoolBuffers::default()
+        };
+        Self::with_buffers(original, buffers)
+    }
+
+    /// A builder for `original` that appends into `buffers` (empty, as [`PoolBuilder::into_buffers`]
+    /// leaves them).
+    pub fn with_buffers(original: &'p ConstantPool<'a>, buffers: PoolBuffers) -> Self {
+        debug_assert!(buffers.appended.is_empty() && buffers.table.iter().all(|&i| i == 0));
         PoolBuilder {
             original,
-            appended: Vec::new(),
-            appended_at: Vec::new(),
+            appended: buffers.appended,
+            appended_at: buffers.appended_at,
             next_index: original.count() as u32,
-            table: Vec::new(),
+            table: buffers.table,
             filled: 0,
-            scratch: Vec::new(),
+            scratch: buffers.scratch,
             memo: [0; MEMO_SLOTS],
         }
+    }
+
+    /// The buffers, emptied for the next class.
+    pub fn into_buffers(self) -> PoolBuffers {
+        let mut b = PoolBuffers {
+            appended: self.appended,
+            appended_at: self.appended_at,
+            table: self.table,
+            scratch: self.scratch,
+        };
+        b.appended.clear();
+        b.appended_at.clear();
+        if b.table.len() <= KEPT_TABLE_LEN {
+            b.table.fill(0);
+        } else {
+            b.table = Vec::new();
+        }
+        b
     }
 
     pub fn original(&self) -> &'p ConstantPool<'a> {
@@ -296,8 +342,20 @@ impl<'p, 'a> PoolBuilder<'p, 'a> {
     /// A Methodref that the original pool is known not to have (a probe's target), found or added
     /// among the appended entries only: the scan of the original pool is skipped.
     pub fn new_methodref(&mut self, class: &str, name: &str, descriptor: &str) -> Result<u16> {
-        let class_name = self.find_or_append(checked_utf8(class)?, false)?;
-        let class = self.find_or_append(Constant::Class { name: class_name }, false)?;
+        let class = self.new_class(class)?;
+        self.new_methodref_in(class, name, descriptor)
+    }
+
+    /// A Class constant the original pool is known not to have, found or added among the appended
+    /// entries only.
+    pub fn new_class(&mut self, internal_name: &str) -> Result<u16> {
+        let name = self.find_or_append(checked_utf8(internal_name)?, false)?;
+        self.find_or_append(Constant::Class { name }, false)
+    }
+
+    /// [`PoolBuilder::new_methodref`] in the class at index `class`, as [`PoolBuilder::new_class`]
+    /// returned it.
+    pub fn new_methodref_in(&mut self, class: u16, name: &str, descriptor: &str) -> Result<u16> {
         let name = self.find_or_append(checked_utf8(name)?, false)?;
         let descriptor = self.find_or_append(checked_utf8(descriptor)?, false)?;
         let name_and_type =

@@ -3,14 +3,16 @@
 
 use crate::attributes::code::CodeAttribute;
 use crate::attributes::names;
-use crate::bytecode::instructions::{Instruction, Instructions};
-use crate::bytecode::opcode::{self as op, Shape};
+use crate::bytecode::instructions::{Decoded, Instruction};
+use crate::bytecode::opcode as op;
 use crate::class_writer::write_class;
 use crate::classfile::{ClassFile, Member};
 use crate::edit::method_writer::{write_code, MethodInput};
 use crate::edit::{FrameMode, Insertions};
 use crate::error::{ErrorKind, Result};
-use crate::pool_builder::PoolBuilder;
+use crate::edit::layout::Event;
+use crate::pool_builder::{PoolBuffers, PoolBuilder};
+use std::cell::RefCell;
 
 /// What a method edit sees of the method it plans for.
 pub struct MethodView<'m, 'a> {
@@ -20,6 +22,16 @@ pub struct MethodView<'m, 'a> {
     pub descriptor: &'a [u8],
     pub code: &'m CodeAttribute<'a>,
     pub insns: &'m [Instruction],
+    /// Indexes into `insns` of the returns and allocations, in code order.
+    pub notable: &'m [u32],
+}
+
+impl MethodView<'_, '_> {
+    /// The returns and allocations (`new`, `newarray`, `anewarray`, `multianewarray`), in code order:
+    /// where edits usually insert code.
+    pub fn notable(&self) -> impl Iterator<Item = Instruction> + Clone + '_ {
+        self.notable.iter().map(|&i| self.insns[i as usize])
+    }
 }
 
 /// Decides, per method, what to insert. Implementations hold no per-class state, so one edit value can
@@ -64,32 +76,76 @@ pub struct Rewritten {
     pub warnings: Vec<String>,
 }
 
+/// The working buffers of a rewrite, kept per thread from class to class: the agent and the CLI rewrite
+/// class after class on the same threads, and allocating and growing these anew for every class cost
+/// about a tenth of the probes' time. Every user empties what it takes before use.
+#[derive(Default)]
+struct Scratch {
+    decoded: Decoded,
+    ins: Insertions,
+    events: Vec<Event>,
+    /// New Code bodies of a class, one after the other.
+    bodies: Vec<u8>,
+    pool: PoolBuffers,
+}
+
+/// Buffers bigger than this (bytes) are released after the class rather than kept for the next one, so
+/// that one huge class does not pin its memory on a thread for good.
+const KEPT_SCRATCH_BYTES: usize = 1 << 20;
+
+impl Scratch {
+    fn release_large(&mut self) {
+        if self.bodies.capacity() > KEPT_SCRATCH_BYTES {
+            self.bodies = Vec::new();
+        }
+        if self.decoded.insns.capacity() * std::mem::size_of::<Instruction>() > KEPT_SCRATCH_BYTES {
+            self.decoded = Decoded::default();
+        }
+    }
+}
+
+thread_local! {
+    static SCRATCH: RefCell<Scratch> = RefCell::new(Scratch::default());
+}
+
 /// Rewrites one class file.
 pub fn rewrite(bytes: &[u8], edit: &dyn MethodEdit, options: Options) -> Result<Rewritten> {
     let class = ClassFile::read(bytes)?;
-    let class_name = String::from_utf8_lossy(class.name()).into_owned();
-    rewrite_parsed(&class, edit, options).map_err(|e| e.within(format!("class {class_name}")))
+    SCRATCH
+        .with(|scratch| match scratch.try_borrow_mut() {
+            Ok(mut scratch) => {
+                let result = rewrite_parsed(&class, edit, options, &mut scratch);
+                scratch.release_large();
+                result
+            }
+            // Only a rewrite started from inside an edit gets here; it uses buffers of its own.
+            Err(_) => rewrite_parsed(&class, edit, options, &mut Scratch::default()),
+        })
+        .map_err(|e| e.within(format!("class {}", String::from_utf8_lossy(class.name()))))
 }
 
 fn rewrite_parsed(
     class: &ClassFile<'_>,
     edit: &dyn MethodEdit,
     options: Options,
+    scratch: &mut Scratch,
 ) -> Result<Rewritten> {
     let mut result = Rewritten::default();
     if !edit.wants_class(class) && !options.force_reencode {
         return Ok(result);
     }
-    let mut pool = PoolBuilder::new(&class.pool);
+    let Scratch {
+        decoded,
+        ins,
+        events,
+        bodies,
+        pool: pool_buffers,
+    } = scratch;
+    let mut pool = PoolBuilder::with_buffers(&class.pool, std::mem::take(pool_buffers));
     // New Code bodies share one buffer; `new_code[i]` is the range of method i's body in it.
-    let mut bodies: Vec<u8> =
-        Vec::with_capacity(class.members_raw.len() + class.members_raw.len() / 4);
+    bodies.clear();
+    bodies.reserve(class.members_raw.len() + class.members_raw.len() / 4);
     let mut new_code: Vec<Option<(usize, usize)>> = vec![None; class.methods.len()];
-    let mut insns = Vec::new();
-    let mut specials = Vec::new();
-    let mut starts: Vec<u64> = Vec::new();
-    let mut ins = Insertions::new();
-    let mut events = Vec::new();
     // javac and most generators share one "Code" string; remember its index to skip the name lookups.
     let mut code_name = 0u16;
     for (i, method) in class.methods.iter().enumerate() {
@@ -112,18 +168,9 @@ fn rewrite_parsed(
             )
         };
         let code = CodeAttribute::read(&code_attr).map_err(|e| e.within(within()))?;
-        insns.clear();
-        specials.clear();
-        starts.clear();
-        starts.resize(code.code.len() / 64 + 1, 0);
-        for insn in Instructions::new(code.code, code.code_offset) {
-            let insn = insn.map_err(|e| e.within(within()))?;
-            starts[insn.pc as usize / 64] |= 1 << (insn.pc % 64);
-            if !matches!(op::shape(insn.opcode), Shape::Plain | Shape::Wide) {
-                specials.push(insns.len() as u32);
-            }
-            insns.push(insn);
-        }
+        decoded
+            .decode(code.code, code.code_offset)
+            .map_err(|e| e.within(within()))?;
         if must_stay_unedited(name, descriptor, &code) {
             continue;
         }
@@ -133,10 +180,11 @@ fn rewrite_parsed(
             name,
             descriptor,
             code: &code,
-            insns: &insns,
+            insns: &decoded.insns,
+            notable: &decoded.notable,
         };
         ins.clear();
-        match edit.plan(&view, &mut pool, &mut ins) {
+        match edit.plan(&view, &mut pool, ins) {
             Ok(()) => {}
             Err(e) if e.kind() == ErrorKind::Unsupported => {
                 result.warnings.push(e.within(within()).to_string());
@@ -153,19 +201,12 @@ fn rewrite_parsed(
             class,
             method,
             code: &code,
-            insns: &insns,
-            specials: &specials,
-            starts: &starts,
+            insns: &decoded.insns,
+            specials: &decoded.specials,
+            starts: &decoded.starts,
         };
         let start = bodies.len();
-        match write_code(
-            &input,
-            &ins,
-            options.frames,
-            &mut pool,
-            &mut bodies,
-            &mut events,
-        ) {
+        match write_code(&input, ins, options.frames, &mut pool, bodies, events) {
             Ok(()) => {
                 new_code[i] = Some((start, bodies.len()));
                 result.edited_methods += 1;
@@ -188,6 +229,7 @@ fn rewrite_parsed(
         write_class(class, &pool, &code, &mut out);
         result.bytes = Some(out);
     }
+    *pool_buffers = pool.into_buffers();
     Ok(result)
 }
 

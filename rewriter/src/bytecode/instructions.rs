@@ -133,6 +133,92 @@ impl Iterator for Instructions<'_> {
     }
 }
 
+/// A method's code decoded once, with the indexes that the editor and the edits look up, in buffers
+/// that one value keeps from method to method.
+#[derive(Debug, Default)]
+pub struct Decoded {
+    pub insns: Vec<Instruction>,
+    /// Indexes into `insns` of the branches and switches: the instructions whose encoding depends on
+    /// their position.
+    pub specials: Vec<u32>,
+    /// Indexes into `insns` of the returns and allocations (`new` and the array instructions), where
+    /// edits insert code, so that a plan need not walk the whole method to find them.
+    pub notable: Vec<u32>,
+    /// One bit per code byte, set where an instruction starts.
+    pub starts: Vec<u64>,
+}
+
+// The decoder's per-opcode byte: the fixed length in the low bits (0 for wide, the switches and invalid
+// opcodes, which take the checked path) and the indexes the instruction goes into.
+const LENGTH: u8 = 0x0f;
+const SPECIAL: u8 = 0x10;
+const NOTABLE: u8 = 0x20;
+
+static DECODE: [u8; 256] = {
+    let mut t = [0u8; 256];
+    let mut opcode = 0;
+    while opcode < 256 {
+        let (_, len, shape) = op::TABLE_CONST[opcode];
+        t[opcode] = match shape {
+            Shape::Plain => len,
+            Shape::Branch16 | Shape::Branch32 => len | SPECIAL,
+            Shape::TableSwitch | Shape::LookupSwitch => SPECIAL,
+            Shape::Wide | Shape::Invalid => 0,
+        };
+        let o = opcode as u8;
+        if (o >= op::IRETURN && o <= op::RETURN)
+            || o == op::NEW
+            || o == op::NEWARRAY
+            || o == op::ANEWARRAY
+            || o == op::MULTIANEWARRAY
+        {
+            t[opcode] |= NOTABLE;
+        }
+        opcode += 1;
+    }
+    t
+};
+
+impl Decoded {
+    /// Decodes `code` (at absolute offset `base` in the class file, for errors), replacing what was there.
+    pub fn decode(&mut self, code: &[u8], base: usize) -> Result<()> {
+        self.insns.clear();
+        self.specials.clear();
+        self.notable.clear();
+        self.starts.clear();
+        self.starts.resize(code.len() / 64 + 1, 0);
+        // At most one instruction per byte: no growth (and copying) while decoding.
+        self.insns.reserve(code.len());
+        let mut pc = 0;
+        while pc < code.len() {
+            let opcode = code[pc];
+            let info = DECODE[opcode as usize];
+            let fixed = (info & LENGTH) as usize;
+            let len = if fixed != 0 && pc + fixed <= code.len() {
+                fixed
+            } else {
+                instruction_length(code, pc, base)?
+            };
+            self.starts[pc / 64] |= 1 << (pc % 64);
+            if info & (SPECIAL | NOTABLE) != 0 {
+                let index = self.insns.len() as u32;
+                if info & SPECIAL != 0 {
+                    self.specials.push(index);
+                } else {
+                    self.notable.push(index);
+                }
+            }
+            self.insns.push(Instruction {
+                pc: pc as u32,
+                opcode,
+                len: len as u32,
+            });
+            pc += len;
+        }
+        Ok(())
+    }
+}
+
 /// The branch offset of a Branch16/Branch32 instruction, relative to its pc.
 #[inline]
 pub fn branch_offset(code: &[u8], insn: Instruction) -> i32 {

@@ -22,12 +22,15 @@ macro_rules! opcodes {
     ($( $code:literal $name:ident $len:literal $shape:ident; )*) => {
         $( pub const $name: u8 = $code; )*
 
-        /// Mnemonic, encoded length (0 when variable) and shape of every opcode value.
-        pub static TABLE: [(&str, u8, Shape); 256] = {
+        /// Mnemonic, encoded length (0 when variable) and shape of every opcode value; a constant so
+        /// that other tables can be derived from it at compile time.
+        pub const TABLE_CONST: [(&str, u8, Shape); 256] = {
             let mut t = [("<invalid>", 1u8, Shape::Invalid); 256];
             $( t[$code as usize] = (opcodes!(@lower $name), $len, Shape::$shape); )*
             t
         };
+        /// [`TABLE_CONST`] in one place in memory.
+        pub static TABLE: [(&str, u8, Shape); 256] = TABLE_CONST;
     };
     (@lower $name:ident) => { $crate::bytecode::opcode::lower::$name };
 }

@@ -29,6 +29,13 @@ pub struct Event {
     growth: i64,
 }
 
+impl Event {
+    /// New offset of the event's instruction itself (after the code inserted before it).
+    pub fn new_pc(&self) -> u32 {
+        (self.pc as i64 + self.shift + self.before_len as i64) as u32
+    }
+}
+
 pub struct Layout<'i> {
     insns: &'i [Instruction],
     /// One bit per code byte: set where an instruction starts (built while decoding).
@@ -63,6 +70,12 @@ impl<'i> Layout<'i> {
         layout.collect_events(code, base, specials, ins)?;
         loop {
             layout.place(ins.entry.len() as i64);
+            // A branch and its target both lie in the new code, so no offset can exceed its length - 1:
+            // up to 32768 bytes every short branch still fits, which spares nearly every method the
+            // target lookups below.
+            if layout.code_length <= i16::MAX as u32 + 1 {
+                return Ok(layout);
+            }
             let mut grew = false;
             for k in 0..layout.events.len() {
                 let e = &layout.events[k];
@@ -72,7 +85,7 @@ impl<'i> Layout<'i> {
                 if e.widened {
                     continue;
                 }
-                let offset = layout.target(target) as i64 - layout.at(e.pc) as i64;
+                let offset = layout.target(target) as i64 - e.new_pc() as i64;
                 if offset < i16::MIN as i64 || offset > i16::MAX as i64 {
                     layout.events[k].widened = true;
                     grew = true;
@@ -186,6 +199,34 @@ impl<'i> Layout<'i> {
         Ok(())
     }
 
+    /// The shift at old `pc` and the index of the first event at or after it, searched from `hint` (the
+    /// index the previous call returned): callers that ask in ascending order (frames, line numbers)
+    /// usually find it a step or two ahead instead of binary-searching all events; a step back, or a
+    /// jump far ahead, searches the rest.
+    fn shift_from(&self, hint: &mut usize, pc: u32) -> (i64, Option<&Event>) {
+        const NEAR: usize = 4;
+        let events = &self.events;
+        let mut k = (*hint).min(events.len());
+        if k > 0 && events[k - 1].pc >= pc {
+            k = events.partition_point(|e| e.pc < pc);
+        } else {
+            // events[..k] all lie before pc.
+            let near = (k + NEAR).min(events.len());
+            while k < near && events[k].pc < pc {
+                k += 1;
+            }
+            if k == near {
+                k += events[k..].partition_point(|e| e.pc < pc);
+            }
+        }
+        *hint = k;
+        match events.get(k) {
+            Some(e) if e.pc == pc => (e.shift, Some(e)),
+            Some(e) => (e.shift, None),
+            None => (self.end_shift, None),
+        }
+    }
+
     /// One placement pass with the current set of widened branches.
     fn place(&mut self, entry_len: i64) {
         let mut shift = entry_len;
@@ -227,6 +268,16 @@ impl<'i> Layout<'i> {
     /// Also defined at the end of the code.
     pub fn target(&self, pc: u32) -> u32 {
         (pc as i64 + self.shift_at(pc).0) as u32
+    }
+
+    /// [`Layout::target`] for a caller that keeps `hint` across calls in ascending order ([`Layout::shift_from`]).
+    pub fn target_from(&self, hint: &mut usize, pc: u32) -> u32 {
+        (pc as i64 + self.shift_from(hint, pc).0) as u32
+    }
+
+    /// [`Layout::loose_target`] with a search hint, as [`Layout::target_from`].
+    pub fn loose_target_from(&self, hint: &mut usize, pc: u32) -> u32 {
+        self.target_from(hint, pc.min(self.code_len))
     }
 
     /// New offset of the original instruction at `pc` itself.

@@ -15,9 +15,10 @@ use crate::classfile::{ClassFile, Member, RawAttribute};
 use crate::error::{bail, Error, Result};
 use crate::pool_builder::PoolBuilder;
 
-// Memo slots of the constants every handler needs (0..5 belong to the probes' Methodrefs).
-const MEMO_THROWABLE: usize = 8;
-const MEMO_STACK_MAP_TABLE: usize = 9;
+// Memo slots of the constants every handler needs, above the probes' (probes/heap_proxy.rs).
+const MEMO_THROWABLE: usize = crate::probes::heap_proxy::MEMO_PROXY_CLASS + 1;
+const MEMO_STACK_MAP_TABLE: usize = MEMO_THROWABLE + 1;
+const _: () = assert!(MEMO_STACK_MAP_TABLE < crate::pool_builder::MEMO_SLOTS);
 
 /// How StackMapTable frames are carried over.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -132,10 +133,12 @@ pub fn write_code(
         if name == names::STACK_MAP_TABLE {
             has_stack_map = true;
             let last = if frames == FrameMode::Relocate && !layout.any_widened() {
+                // Frames come in ascending order: each lookup starts where the last one ended.
+                let mut hint = 0;
                 stack_map::relocate(
                     a.data,
                     a.offset,
-                    |pc| frame_target(&layout, pc, a.offset),
+                    |pc| frame_target(&layout, &mut hint, pc, a.offset),
                     |pc| new_instruction(&layout, code.code, pc, a.offset),
                     out,
                 )?
@@ -186,9 +189,11 @@ fn relocate_line_numbers(
     let mut c = Cursor::at(a.data, a.offset);
     let n = c.u2()?;
     out.u2(n);
+    // Tables are usually in pc order; the hint makes that case a forward walk.
+    let mut hint = 0;
     for _ in 0..n {
         let start = c.u2()?;
-        out.u2(layout.loose_target(start as u32) as u16);
+        out.u2(layout.loose_target_from(&mut hint, start as u32) as u16);
         out.u2(c.u2()?);
     }
     c.finish("LineNumberTable")
@@ -203,10 +208,12 @@ fn relocate_local_variables(
     let mut c = Cursor::at(a.data, a.offset);
     let n = c.u2()?;
     out.u2(n);
+    let mut hints = (0, 0);
     for _ in 0..n {
         let start = c.u2()? as u32;
         let length = c.u2()? as u32;
-        let (s, e) = loose_range(layout, start, start + length);
+        let s = layout.loose_target_from(&mut hints.0, start);
+        let e = layout.loose_target_from(&mut hints.1, start + length).max(s);
         out.u2(s as u16);
         out.u2((e - s) as u16);
         out.extend_from_slice(c.bytes(6)?);
@@ -214,14 +221,14 @@ fn relocate_local_variables(
     c.finish("LocalVariableTable")
 }
 
-fn frame_target(layout: &Layout<'_>, pc: u32, base: usize) -> Result<u32> {
+fn frame_target(layout: &Layout<'_>, hint: &mut usize, pc: u32, base: usize) -> Result<u32> {
     if !layout.is_instruction(pc) {
         bail!(
             base,
             "stack map frame at pc {pc}, which is not an instruction"
         );
     }
-    Ok(layout.target(pc))
+    Ok(layout.target_from(hint, pc))
 }
 
 fn new_instruction(layout: &Layout<'_>, code: &[u8], pc: u32, base: usize) -> Result<u32> {
@@ -275,7 +282,7 @@ fn emit_code(m: &MethodInput<'_, '_>, ins: &Insertions, layout: &Layout<'_>, out
             out.extend_from_slice(ins.snippet(&points[p]));
             p += 1;
         }
-        write_instruction(code, insn, e.widened, layout, out);
+        write_instruction(code, insn, e, layout, out);
         while p < points.len() && points[p].pc == pc && points[p].place == Place::After {
             out.extend_from_slice(ins.snippet(&points[p]));
             p += 1;
@@ -288,12 +295,13 @@ fn emit_code(m: &MethodInput<'_, '_>, ins: &Insertions, layout: &Layout<'_>, out
 fn write_instruction(
     code: &[u8],
     insn: Instruction,
-    widened: bool,
+    event: &Event,
     layout: &Layout<'_>,
     out: &mut Vec<u8>,
 ) {
     let pc = insn.pc;
-    let here = layout.at(pc) as i64;
+    let widened = event.widened;
+    let here = event.new_pc() as i64;
     let target = |offset: i32| layout.target((pc as i64 + offset as i64) as u32) as i64 - here;
     match op::shape(insn.opcode) {
         Shape::Branch16 => {

@@ -60,7 +60,7 @@ pub fn plan(
     pool: &mut PoolBuilder<'_, '_>,
     out: &mut Insertions,
 ) -> Result<()> {
-    let mut sites = m.insns.iter().filter(|i| kinds.includes(i.opcode));
+    let mut sites = m.notable().filter(|i| kinds.includes(i.opcode));
     let count = sites.clone().count() as u32;
     if count == 0 {
         return Ok(());
@@ -69,7 +69,7 @@ pub fn plan(
     let mut lines = None;
     let mut described = sites.clone();
     let first = ids.site_ids(method_id, count, |_, out| {
-        let insn = *described.next().expect("count sites");
+        let insn = described.next().expect("count sites");
         allocated_type(m, insn, out);
         let lines = lines.get_or_insert_with(|| line_table(m));
         (insn.pc, line_at(lines, insn.pc))

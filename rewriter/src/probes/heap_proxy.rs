@@ -10,6 +10,11 @@ use crate::pool_builder::PoolBuilder;
 /// The class every probe calls.
 pub const PROXY_CLASS: &str = "java/lang/HeapProxy";
 
+/// [`PoolBuilder::memo`] slot of the [`PROXY_CLASS`] constant; the slots below it hold the probes'
+/// Methodrefs, one per [`Probe`] (its discriminant).
+pub const MEMO_PROXY_CLASS: usize = 7;
+const _: () = assert!(Probe::ObjectBuilt as usize == MEMO_PROXY_CLASS - 1);
+
 /// Which variant of each HeapProxy method a call site uses.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Flavour {
@@ -84,7 +89,9 @@ impl Probe {
     /// The pool index of this probe's Methodref, remembered in the memo slot numbered by the probe.
     pub fn methodref(self, flavour: Flavour, pool: &mut PoolBuilder<'_, '_>) -> Result<u16> {
         pool.memo(self as usize, |pool| {
-            pool.new_methodref(PROXY_CLASS, self.method_name(flavour), self.descriptor())
+            // The probes of a class share the class constant.
+            let proxy = pool.memo(MEMO_PROXY_CLASS, |pool| pool.new_class(PROXY_CLASS))?;
+            pool.new_methodref_in(proxy, self.method_name(flavour), self.descriptor())
         })
     }
 }

@@ -6,6 +6,7 @@
 //! same class always gets the same bytes. The order of first sight decides the numbers; `rewrite-class`
 //! visits inputs in sorted order, so its ids are reproducible run to run.
 
+use std::collections::hash_map::Entry;
 use std::collections::HashMap;
 use std::sync::Mutex;
 
@@ -125,29 +126,31 @@ impl IdRegistry {
             let (start, end) = t.methods[(id - FIRST_ID) as usize];
             t.arena[start as usize..end as usize] == t.key[..]
         };
-        let first = t.method_ids.get(&hash).copied();
-        if let Some(id) = first {
-            if is_key(t, id) {
-                return id;
+        let id = FIRST_ID + t.methods.len() as u32;
+        // One probe of the table whether the method is new (the usual case) or known.
+        match t.method_ids.entry(hash) {
+            Entry::Vacant(slot) => {
+                slot.insert(id);
             }
-            if let Some(&(_, id)) = t
-                .collisions
-                .iter()
-                .find(|&&(h, id)| h == hash && is_key(t, id))
-            {
-                return id;
+            Entry::Occupied(slot) => {
+                let first = *slot.get();
+                if is_key(t, first) {
+                    return first;
+                }
+                if let Some(&(_, known)) = t
+                    .collisions
+                    .iter()
+                    .find(|&&(h, known)| h == hash && is_key(t, known))
+                {
+                    return known;
+                }
+                t.collisions.push((hash, id));
             }
         }
-        let id = FIRST_ID + t.methods.len() as u32;
         let key = std::mem::take(&mut t.key);
         let range = t.add_to_arena(&key);
         t.key = key;
         t.methods.push(range);
-        if first.is_some() {
-            t.collisions.push((hash, id));
-        } else {
-            t.method_ids.insert(hash, id);
-        }
         id
     }
 

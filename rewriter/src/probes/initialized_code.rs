@@ -13,7 +13,7 @@ use crate::bytecode::instructions::Instruction;
 use crate::bytecode::opcode as op;
 use crate::bytes::read_u2;
 use crate::classfile::access;
-use crate::descriptor::argument_slots;
+use crate::descriptor::{argument_slots, Params};
 use crate::edit::type_flow::walk;
 use crate::edit::type_simulation::State;
 use crate::error::Result;
@@ -73,24 +73,43 @@ pub fn analyse_constructor(m: &MethodView<'_, '_>) -> Result<Initialization> {
     Ok(Initialization { calls, ranges })
 }
 
-/// The shape javac gives most constructors: `aload_0; invokespecial <init>()V` first, and no handler
-/// touching those two instructions. Nothing can branch back into them in verifiable code (the state
-/// there has `this` uninitialised), so everything from offset 4 on runs with `this` initialised, and the
-/// data flow is not needed.
+/// The shape javac gives most constructors: `aload_0`, the arguments loaded straight from locals, and
+/// `invokespecial <init>` first (`super()`, `super(a, b)`, `this(x)`), and no handler touching those
+/// instructions. The call's receiver is `this` (one load per parameter sits above it), so the call
+/// initialises it; nothing can branch back into the prefix in verifiable code (the state there has
+/// `this` uninitialised), so everything after the call runs with `this` initialised, and the data flow
+/// is not needed.
 fn plain_super_call(m: &MethodView<'_, '_>) -> Option<Initialization> {
     let code = m.code.code;
-    if code.len() <= 4 || code[0] != op::ALOAD_0 || code[1] != op::INVOKESPECIAL {
+    if code.first() != Some(&op::ALOAD_0) {
         return None;
     }
-    let (_, name, descriptor) = m.class.pool.member_ref(read_u2(code, 2)).ok()?;
+    let (mut pc, mut loads) = (1, 0);
+    loop {
+        pc += match *code.get(pc)? {
+            op::ILOAD..=op::ALOAD => 2,
+            op::ILOAD_0..=op::ALOAD_3 => 1,
+            op::INVOKESPECIAL => break,
+            _ => return None,
+        };
+        loads += 1;
+    }
+    let end = pc + 3;
+    if code.len() <= end {
+        return None;
+    }
+    let (_, name, descriptor) = m.class.pool.member_ref(read_u2(code, pc + 1)).ok()?;
+    if name != b"<init>" || parameter_count(descriptor)? != loads {
+        return None;
+    }
     let handler_near = m
         .code
         .exception_table
         .iter()
-        .any(|h| h.start_pc < 4 || h.handler_pc < 4);
-    (name == b"<init>" && descriptor == b"()V" && !handler_near).then(|| Initialization {
-        calls: vec![1],
-        ranges: vec![(4, code.len() as u32)],
+        .any(|h| (h.start_pc as usize) < end || (h.handler_pc as usize) < end);
+    (!handler_near).then(|| Initialization {
+        calls: vec![pc as u32],
+        ranges: vec![(end as u32, code.len() as u32)],
     })
 }
 
@@ -103,4 +122,13 @@ pub fn receiver<'s, 'a>(
     let (_, _, descriptor) = m.class.pool.member_ref(read_u2(m.code.code, insn.pc as usize + 1)).ok()?;
     let words = argument_slots(descriptor).ok()? as usize;
     state.stack.iter().rev().nth(words)
+}
+
+fn parameter_count(descriptor: &[u8]) -> Option<usize> {
+    let mut params = Params::new(descriptor).ok()?;
+    let mut n = 0;
+    while params.next_type().ok()?.is_some() {
+        n += 1;
+    }
+    Some(n)
 }

@@ -45,7 +45,7 @@ impl MethodEdit for Instrumenter<'_> {
             objects,
             built_objects: objects && self.selection.live_objects(),
         };
-        let sites = kinds.any() && m.insns.iter().any(|i| kinds.includes(i.opcode));
+        let sites = kinds.any() && m.notable().any(|i| kinds.includes(i.opcode));
         let methods = method_probes_forbidden(class, m.name).is_none()
             && self
                 .selection

@@ -61,7 +61,7 @@ pub fn plan(
         &whole
     };
     let (exit, len) = snippet(Probe::MethodExit, pool)?;
-    for insn in m.insns {
+    for insn in m.notable() {
         if op::is_return(insn.opcode) {
             out.before(insn.pc, &exit[..len]);
         }

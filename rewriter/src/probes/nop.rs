@@ -17,7 +17,7 @@ impl MethodEdit for NopEdit {
         out: &mut Insertions,
     ) -> Result<()> {
         out.at_entry(&[op::NOP]);
-        for insn in m.insns {
+        for insn in m.notable() {
             match insn.opcode {
                 o if op::is_return(o) => out.before(insn.pc, &[op::NOP]),
                 op::NEWARRAY | op::ANEWARRAY | op::MULTIANEWARRAY => out.after(insn.pc, &[op::NOP]),
