@@ -97,8 +97,10 @@ pub struct Calls {
     pub counts: BTreeMap<u32, Counts>,
     pub thread_counts: Vec<ThreadCounts>,
     pub threads: Vec<ThreadCalls>,
-    /// Collapsed stack (root first, `;`-separated) -> exclusive CPU ns, all threads.
-    pub stacks: BTreeMap<String, u64>,
+    /// All threads' trees merged, for the collapsed stacks.
+    pub stacks: Merged,
+    /// `pkg.Class.method` by method id, for the collapsed stacks.
+    pub names: HashMap<u32, String>,
     pub dropped: Vec<i64>,
 }
 
@@ -184,7 +186,8 @@ pub fn collect(a: &Agent, jni: Jni) -> Calls {
         counts: BTreeMap::new(),
         thread_counts: Vec::new(),
         threads: Vec::new(),
-        stacks: BTreeMap::new(),
+        stacks: Merged::default(),
+        names: HashMap::new(),
         dropped: Vec::new(),
     };
     let Some(class) = *lock(&a.calls_proxy) else {
@@ -270,6 +273,7 @@ pub fn collect(a: &Agent, jni: Jni) -> Calls {
             &mut calls.stacks,
         ));
     }
+    calls.names = names.short;
     for o in [owners, nodes, states] {
         jni.delete_local(o);
     }
@@ -283,7 +287,7 @@ fn thread_calls(
     st: &[i64],
     n: &[i64],
     names: &mut MethodNames,
-    stacks: &mut BTreeMap<String, u64>,
+    merged: &mut Merged,
 ) -> ThreadCalls {
     let count = n.len() / NODE;
     let field = |i: usize, f: usize| n[i * NODE + f].max(0) as u64;
@@ -316,20 +320,43 @@ fn thread_calls(
         sub_wall[p] += sub_wall[i];
         sub_cpu[p] += sub_cpu[i];
     }
+    // Outermost nodes (no ancestor of the same method), by one depth-first walk with a count of the
+    // methods on the current path: linear in the tree, whatever its depth.
+    let mut first_child = vec![usize::MAX; count];
+    let mut next_sibling = vec![usize::MAX; count];
+    for i in (1..count).rev() {
+        let p = parent(i);
+        next_sibling[i] = first_child[p];
+        first_child[p] = i;
+    }
+    let mut outermost = vec![false; count];
+    let mut on_path: HashMap<u32, u32> = HashMap::new();
+    let mut walk: Vec<(usize, bool)> = vec![(0, true)];
+    while let Some((i, entering)) = walk.pop() {
+        let m = method(i);
+        if entering {
+            let c = on_path.entry(m).or_default();
+            outermost[i] = *c == 0;
+            *c += 1;
+            walk.push((i, false));
+            let mut k = first_child[i];
+            while k != usize::MAX {
+                walk.push((k, true));
+                k = next_sibling[k];
+            }
+        } else if let Some(c) = on_path.get_mut(&m) {
+            *c -= 1;
+        }
+    }
     let mut methods: BTreeMap<u32, Times> = BTreeMap::new();
     let mut edges: HashMap<(u32, u32), u64> = HashMap::new();
-    let mut paths: Vec<String> = vec![String::new(); count];
+    let mut global = vec![0u32; count];
     for i in 1..count {
         let m = method(i);
-        let mut outermost = true;
-        let mut k = parent(i);
-        while k != 0 {
-            if method(k) == m {
-                outermost = false;
-                break;
-            }
-            k = parent(k);
-        }
+        let outermost = outermost[i];
+        global[i] = merged.child(global[parent(i)], m);
+        merged.cpu[global[i] as usize] += self_cpu[i];
+        names.short(m);
         let t = methods.entry(m).or_default();
         t.calls += field(i, CALLS);
         t.self_wall += field(i, SELF_WALL);
@@ -339,16 +366,6 @@ fn thread_calls(
             t.total_cpu += sub_cpu[i];
         }
         *edges.entry((method(parent(i)), m)).or_default() += field(i, CALLS);
-        let p = parent(i);
-        let label = names.short(m);
-        paths[i] = if p == 0 {
-            label
-        } else {
-            format!("{};{label}", paths[p])
-        };
-        if self_cpu[i] > 0 {
-            *stacks.entry(paths[i].clone()).or_default() += self_cpu[i];
-        }
     }
     let _ = st[LAST];
     ThreadCalls {
@@ -366,6 +383,37 @@ fn thread_calls(
         edges,
     }
 }
+
+/// Call trees of several threads merged: node 0 is the root; a node is (parent, method).
+#[derive(Default)]
+pub struct Merged {
+    index: HashMap<(u32, u32), u32>,
+    parent: Vec<u32>,
+    method: Vec<u32>,
+    cpu: Vec<u64>,
+}
+
+impl Merged {
+    fn child(&mut self, parent: u32, method: u32) -> u32 {
+        if self.parent.is_empty() {
+            self.parent.push(0);
+            self.method.push(0);
+            self.cpu.push(0);
+        }
+        let next = self.parent.len() as u32;
+        let id = *self.index.entry((parent, method)).or_insert(next);
+        if id == next {
+            self.parent.push(parent);
+            self.method.push(method);
+            self.cpu.push(0);
+        }
+        id
+    }
+}
+
+/// Collapsed-stack lines written at most: the paths with the most CPU time; the rest are summed into one
+/// line so that the total stays right.
+pub const MAX_COLLAPSED_LINES: usize = 200_000;
 
 /// Method names by id, looked up once.
 struct MethodNames<'a> {
@@ -600,8 +648,36 @@ impl Calls {
 
     /// `PREFIX.cpu.collapsed`: one line per call path, root first, weighted by exclusive CPU ns.
     pub fn to_collapsed(&self) -> String {
+        let t = &self.stacks;
+        let mut nodes: Vec<usize> = (1..t.cpu.len()).filter(|&i| t.cpu[i] > 0).collect();
+        nodes.sort_by(|&x, &y| t.cpu[y].cmp(&t.cpu[x]).then(x.cmp(&y)));
+        let rest: u64 = nodes
+            .iter()
+            .skip(MAX_COLLAPSED_LINES)
+            .map(|&i| t.cpu[i])
+            .sum();
+        let mut lines: Vec<(String, u64)> = Vec::new();
+        let mut path = Vec::new();
+        for &i in nodes.iter().take(MAX_COLLAPSED_LINES) {
+            path.clear();
+            let mut k = i;
+            while k != 0 {
+                path.push(t.method[k]);
+                k = t.parent[k] as usize;
+            }
+            let text: Vec<&str> = path
+                .iter()
+                .rev()
+                .map(|m| self.names.get(m).map(String::as_str).unwrap_or("?"))
+                .collect();
+            lines.push((text.join(";"), t.cpu[i]));
+        }
+        if rest > 0 {
+            lines.push(("(other paths)".to_string(), rest));
+        }
+        lines.sort();
         let mut s = String::new();
-        for (path, ns) in &self.stacks {
+        for (path, ns) in lines {
             let _ = writeln!(s, "{path} {ns}");
         }
         s
