@@ -110,9 +110,11 @@ fn four_threads_contend_for_one_monitor() {
             let expected: BTreeSet<(String, u64)> =
                 (0..4).map(|i| (format!("worker-{i}"), 1)).collect();
             assert_eq!(waiters, expected, "[{v}] waiters");
+            // Every worker blocked while main held the lock. Owners are read when possible (always in
+            // the XML trace, where the test below checks each one); here only who they can be is checked.
             assert!(
-                counts(&c["owners"]).iter().any(|(name, _)| name == "main"),
-                "[{v}] main owned the lock when the first worker arrived: {c}"
+                counts(&c["owners"]).iter().all(|(name, _)| name == "main"),
+                "[{v}] only main owned the lock while the workers arrived: {c}"
             );
             assert!(c["blocked_ns"].as_u64().unwrap() > 0);
             // The 100,000 uncontended enters of main's own lock reach the agent not once.

@@ -165,9 +165,22 @@ unsafe extern "system" fn contended_enter(_: Env, env: *mut JNIEnv, thread: jthr
         let class = class_of(p, jni, o);
         let hash = p.jvmti.object_hash(o);
         let start = now();
+        let frames = if p.rules.monitors {
+            waiter_frames(p, false)
+        } else {
+            Vec::new()
+        };
+        let key = ContendKey {
+            class: class.clone(),
+            frames: frames.clone(),
+        };
+        // The owner is always read for the first enter of a (class, stack) and in the trace; otherwise
+        // sampled.
+        let first = p.rules.monitors && !lock(&m.contended).contains_key(&key);
         let tracing = crate::xml_trace::on();
         let last = m.last_owner_lookup.load(Ordering::Relaxed);
         let owner = if tracing
+            || first
             || (start.saturating_sub(last) >= OWNER_INTERVAL_NS
                 && m.last_owner_lookup
                     .compare_exchange(last, start, Ordering::Relaxed, Ordering::Relaxed)
@@ -182,17 +195,8 @@ unsafe extern "system" fn contended_enter(_: Env, env: *mut JNIEnv, thread: jthr
             None
         };
         crate::xml_trace::contended_enter(tid, hash, &class, owner.as_ref().map(|o| o.0), start);
-        let frames = if p.rules.monitors {
-            waiter_frames(p, false)
-        } else {
-            Vec::new()
-        };
         let name = thread_name(p, thread);
         if let Some((_, owner_name)) = owner {
-            let key = ContendKey {
-                class: class.clone(),
-                frames: frames.clone(),
-            };
             *lock(&m.contended)
                 .entry(key)
                 .or_default()
