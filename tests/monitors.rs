@@ -110,11 +110,14 @@ fn four_threads_contend_for_one_monitor() {
             let expected: BTreeSet<(String, u64)> =
                 (0..4).map(|i| (format!("worker-{i}"), 1)).collect();
             assert_eq!(waiters, expected, "[{v}] waiters");
-            // Every worker blocked while main held the lock. Owners are read when possible (always in
-            // the XML trace, where the test below checks each one); here only who they can be is checked.
+            // Every worker blocked while main held the lock, but an owner is read when the event is
+            // handled, after the waiter is already BLOCKED: main, having seen all four blocked, may have
+            // let go by then, and a worker holds the lock instead. So only who owners can be is checked.
             assert!(
-                counts(&c["owners"]).iter().all(|(name, _)| name == "main"),
-                "[{v}] only main owned the lock while the workers arrived: {c}"
+                counts(&c["owners"])
+                    .iter()
+                    .all(|(name, _)| name == "main" || name.starts_with("worker-")),
+                "[{v}] only main and the workers owned the lock: {c}"
             );
             assert!(c["blocked_ns"].as_u64().unwrap() > 0);
             // The 100,000 uncontended enters of main's own lock reach the agent not once.
