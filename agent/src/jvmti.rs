@@ -25,38 +25,63 @@ pub const ENABLE: jint = 1;
 pub mod event {
     pub const VM_INIT: u32 = 50;
     pub const VM_DEATH: u32 = 51;
+    pub const THREAD_START: u32 = 52;
+    pub const THREAD_END: u32 = 53;
     pub const CLASS_FILE_LOAD_HOOK: u32 = 54;
+    pub const CLASS_LOAD: u32 = 55;
     pub const VM_START: u32 = 57;
+    pub const DATA_DUMP_REQUEST: u32 = 71;
+    pub const MONITOR_WAIT: u32 = 73;
+    pub const MONITOR_WAITED: u32 = 74;
+    pub const MONITOR_CONTENDED_ENTER: u32 = 75;
+    pub const MONITOR_CONTENDED_ENTERED: u32 = 76;
     pub const GARBAGE_COLLECTION_START: u32 = 81;
     pub const GARBAGE_COLLECTION_FINISH: u32 = 82;
-    pub const DATA_DUMP_REQUEST: u32 = 71;
     pub const OBJECT_FREE: u32 = 83;
     pub const VM_OBJECT_ALLOC: u32 = 84;
+    pub const VIRTUAL_THREAD_START: u32 = 87;
+    pub const VIRTUAL_THREAD_END: u32 = 88;
 }
 
 /// Capability bits, in the order of `jvmtiCapabilities` (bit 0 of the first word first).
 pub mod capability {
     pub const TAG_OBJECTS: u32 = 0;
+    pub const GET_OWNED_MONITOR_INFO: u32 = 5;
+    pub const GET_CURRENT_CONTENDED_MONITOR: u32 = 6;
+    pub const GET_MONITOR_INFO: u32 = 7;
     pub const GET_SOURCE_FILE_NAME: u32 = 11;
     pub const GET_LINE_NUMBERS: u32 = 12;
+    pub const GET_CURRENT_THREAD_CPU_TIME: u32 = 22;
+    pub const GET_THREAD_CPU_TIME: u32 = 23;
     pub const GENERATE_ALL_CLASS_HOOK_EVENTS: u32 = 26;
+    pub const GENERATE_MONITOR_EVENTS: u32 = 28;
+    pub const GENERATE_VM_OBJECT_ALLOC_EVENTS: u32 = 29;
     pub const GENERATE_GARBAGE_COLLECTION_EVENTS: u32 = 31;
     pub const GENERATE_OBJECT_FREE_EVENTS: u32 = 32;
-    pub const GENERATE_VM_OBJECT_ALLOC_EVENTS: u32 = 29;
+    pub const GET_OWNED_MONITOR_STACK_DEPTH_INFO: u32 = 34;
     pub const GENERATE_EARLY_VMSTART: u32 = 41;
     pub const GENERATE_EARLY_CLASS_HOOK_EVENTS: u32 = 42;
+    pub const SUPPORT_VIRTUAL_THREADS: u32 = 44;
 
     pub fn name(bit: u32) -> &'static str {
         match bit {
             TAG_OBJECTS => "can_tag_objects",
+            GET_OWNED_MONITOR_INFO => "can_get_owned_monitor_info",
+            GET_CURRENT_CONTENDED_MONITOR => "can_get_current_contended_monitor",
+            GET_MONITOR_INFO => "can_get_monitor_info",
             GET_SOURCE_FILE_NAME => "can_get_source_file_name",
             GET_LINE_NUMBERS => "can_get_line_numbers",
+            GET_CURRENT_THREAD_CPU_TIME => "can_get_current_thread_cpu_time",
+            GET_THREAD_CPU_TIME => "can_get_thread_cpu_time",
             GENERATE_ALL_CLASS_HOOK_EVENTS => "can_generate_all_class_hook_events",
+            GENERATE_MONITOR_EVENTS => "can_generate_monitor_events",
+            GENERATE_VM_OBJECT_ALLOC_EVENTS => "can_generate_vm_object_alloc_events",
             GENERATE_GARBAGE_COLLECTION_EVENTS => "can_generate_garbage_collection_events",
             GENERATE_OBJECT_FREE_EVENTS => "can_generate_object_free_events",
-            GENERATE_VM_OBJECT_ALLOC_EVENTS => "can_generate_vm_object_alloc_events",
+            GET_OWNED_MONITOR_STACK_DEPTH_INFO => "can_get_owned_monitor_stack_depth_info",
             GENERATE_EARLY_VMSTART => "can_generate_early_vmstart",
             GENERATE_EARLY_CLASS_HOOK_EVENTS => "can_generate_early_class_hook_events",
+            SUPPORT_VIRTUAL_THREADS => "can_support_virtual_threads",
             _ => "capability",
         }
     }

@@ -10,49 +10,8 @@ use jni_sys::{jboolean, jclass, jint, jlong, jobject, JNIEnv};
 
 use crate::jvmti::{call, jthread, Env, FrameInfo, Jvmti, JvmtiError, ERROR_NONE};
 
-pub mod event {
-    pub const THREAD_START: u32 = 52;
-    pub const THREAD_END: u32 = 53;
-    pub const CLASS_LOAD: u32 = 55;
-    pub const DATA_DUMP_REQUEST: u32 = 71;
-    pub const MONITOR_WAIT: u32 = 73;
-    pub const MONITOR_WAITED: u32 = 74;
-    pub const MONITOR_CONTENDED_ENTER: u32 = 75;
-    pub const MONITOR_CONTENDED_ENTERED: u32 = 76;
-    pub const OBJECT_FREE: u32 = 83;
-    pub const VIRTUAL_THREAD_START: u32 = 87;
-    pub const VIRTUAL_THREAD_END: u32 = 88;
-}
-
-/// Capability bits, as in jvmti.rs.
-pub mod capability {
-    pub const TAG_OBJECTS: u32 = 0;
-    pub const GET_OWNED_MONITOR_INFO: u32 = 5;
-    pub const GET_CURRENT_CONTENDED_MONITOR: u32 = 6;
-    pub const GET_MONITOR_INFO: u32 = 7;
-    pub const GET_CURRENT_THREAD_CPU_TIME: u32 = 22;
-    pub const GET_THREAD_CPU_TIME: u32 = 23;
-    pub const GENERATE_MONITOR_EVENTS: u32 = 28;
-    pub const GENERATE_OBJECT_FREE_EVENTS: u32 = 32;
-    pub const GET_OWNED_MONITOR_STACK_DEPTH_INFO: u32 = 34;
-    pub const SUPPORT_VIRTUAL_THREADS: u32 = 44;
-
-    pub fn name(bit: u32) -> &'static str {
-        match bit {
-            TAG_OBJECTS => "can_tag_objects",
-            GET_OWNED_MONITOR_INFO => "can_get_owned_monitor_info",
-            GET_CURRENT_CONTENDED_MONITOR => "can_get_current_contended_monitor",
-            GET_MONITOR_INFO => "can_get_monitor_info",
-            GET_CURRENT_THREAD_CPU_TIME => "can_get_current_thread_cpu_time",
-            GET_THREAD_CPU_TIME => "can_get_thread_cpu_time",
-            GENERATE_MONITOR_EVENTS => "can_generate_monitor_events",
-            GENERATE_OBJECT_FREE_EVENTS => "can_generate_object_free_events",
-            GET_OWNED_MONITOR_STACK_DEPTH_INFO => "can_get_owned_monitor_stack_depth_info",
-            SUPPORT_VIRTUAL_THREADS => "can_support_virtual_threads",
-            _ => crate::jvmti::capability::name(bit),
-        }
-    }
-}
+// One list of event numbers and capability bits for the whole agent (jvmti.rs).
+pub use crate::jvmti::{capability, event};
 
 /// `JVMTI_THREAD_STATE_*` bits the profiler reads.
 pub mod state {
