@@ -302,26 +302,7 @@ fn collapsed(jdk: &Jdk, classes: &Path) -> String {
 fn refused(jdk: &Jdk, options: &str, expect: &str) {
     let classes = compile_agent_programs(jdk);
     let out = run_with_agent(jdk, options, &[], &classes, "AllocCounts");
-    let stderr = text(&out.stderr);
-    assert!(!out.status.success(), "VM started with {options}");
-    let lines: Vec<&str> = stderr
-        .lines()
-        .filter(|l| l.starts_with("instr: "))
-        .collect();
-    assert_eq!(
-        lines.len(),
-        1,
-        "expected one instr: line for {options}:\n{stderr}"
-    );
-    assert!(
-        lines[0].contains(expect),
-        "{options}: {:?} does not mention {expect:?}",
-        lines[0]
-    );
-    assert!(
-        !stderr.contains("SIGSEGV") && !stderr.contains("hs_err"),
-        "crash:\n{stderr}"
-    );
+    assert_refused(&out, options, expect);
     assert!(
         !text(&out.stdout).contains("done"),
         "the program ran:\n{}",

@@ -568,22 +568,7 @@ fn xml_trace_parses_and_matches_the_program() {
 fn refused(jdk: &Jdk, options: &str, expect: &str) {
     let classes = compile_monitor_programs(jdk);
     let out = run(&mut java_cmd(jdk, options, &[], &classes, "Waits"));
-    let stderr = text(&out.stderr);
-    assert!(!out.status.success(), "VM started with {options}");
-    let lines: Vec<&str> = stderr
-        .lines()
-        .filter(|l| l.starts_with("instr: "))
-        .collect();
-    assert_eq!(
-        lines.len(),
-        1,
-        "expected one instr: line for {options}:\n{stderr}"
-    );
-    assert!(
-        lines[0].contains(expect),
-        "{options}: {:?} lacks {expect:?}",
-        lines[0]
-    );
+    assert_refused(&out, options, expect);
     assert!(!text(&out.stdout).contains("done"));
 }
 

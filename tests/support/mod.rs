@@ -594,3 +594,28 @@ pub fn files_under(dir: &Path) -> Vec<PathBuf> {
     out.sort();
     out
 }
+
+/// A VM started with agent `options` refused to start, printing exactly one `instr:` line that contains
+/// `expect`, and did not crash.
+pub fn assert_refused(out: &Output, options: &str, expect: &str) {
+    let stderr = text(&out.stderr);
+    assert!(!out.status.success(), "VM started with {options}");
+    let lines: Vec<&str> = stderr
+        .lines()
+        .filter(|l| l.starts_with("instr: "))
+        .collect();
+    assert_eq!(
+        lines.len(),
+        1,
+        "expected one instr: line for {options}:\n{stderr}"
+    );
+    assert!(
+        lines[0].contains(expect),
+        "{options}: {:?} does not mention {expect:?}",
+        lines[0]
+    );
+    assert!(
+        !stderr.contains("SIGSEGV") && !stderr.contains("hs_err"),
+        "{options}: the VM crashed:\n{stderr}"
+    );
+}
