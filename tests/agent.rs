@@ -102,10 +102,10 @@ const EXPECTED: &[(&str, u64)] = &[
     ("double[][][]", 1),
     ("AllocCounts$Plain[]", 9), // 7 + the 2 rows of new Plain[2][3]
     ("AllocCounts$Plain[][]", 1),
-    ("AllocCounts$Cloned", 71),           // 1 new + 70 clone()
-    ("AllocCounts$Reflected[]", 41),      // 1 new + 40 clone()
-    ("AllocCounts$Handled[]", 90),        // Array.newInstance
-    ("AllocCounts$Unsafed[][]", 1),       // Array.newInstance(Unsafed.class, 2, 3)
+    ("AllocCounts$Cloned", 71),      // 1 new + 70 clone()
+    ("AllocCounts$Reflected[]", 41), // 1 new + 40 clone()
+    ("AllocCounts$Handled[]", 90),   // Array.newInstance
+    ("AllocCounts$Unsafed[][]", 1),  // Array.newInstance(Unsafed.class, 2, 3)
     ("AllocCounts$Unsafed[]", 2),
     // Unsafe.allocateInstance runs no constructor and is not counted: a documented gap (docs/REPORTS.md,
     // vm_allocations.rs). Asserted so that a change in what is counted is noticed.
@@ -170,8 +170,18 @@ fn jni_allocations_are_counted_once() {
             check(&format!("[{}] {mode} JniAlloc", jdk.version), &out);
             let r: Value =
                 serde_json::from_str(&fs::read_to_string(dir.join("out.json")).unwrap()).unwrap();
-            assert_eq!(class_count(&r, "JniAlloc$ByAllocObject"), 30, "[{}] {mode}", jdk.version);
-            assert_eq!(class_count(&r, "JniAlloc$ByNewObject"), 20, "[{}] {mode}", jdk.version);
+            assert_eq!(
+                class_count(&r, "JniAlloc$ByAllocObject"),
+                30,
+                "[{}] {mode}",
+                jdk.version
+            );
+            assert_eq!(
+                class_count(&r, "JniAlloc$ByNewObject"),
+                20,
+                "[{}] {mode}",
+                jdk.version
+            );
         }
     }
 }
@@ -209,17 +219,30 @@ fn reports_on_demand_while_running() {
         assert!(kill.success());
         let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
         while !json.exists() {
-            assert!(std::time::Instant::now() < deadline, "no report after SIGQUIT");
+            assert!(
+                std::time::Instant::now() < deadline,
+                "no report after SIGQUIT"
+            );
             std::thread::sleep(std::time::Duration::from_millis(50));
         }
         let r: Value = serde_json::from_str(&fs::read_to_string(&json).unwrap()).unwrap();
-        assert_eq!(class_count(&r, "OnDemand$Kept"), 1234, "[{}] on demand", jdk.version);
+        assert_eq!(
+            class_count(&r, "OnDemand$Kept"),
+            1234,
+            "[{}] on demand",
+            jdk.version
+        );
         child.stdin.take().unwrap().write_all(b"go\n").unwrap();
         // Drain the thread dump SIGQUIT printed, so the child never blocks on a full pipe.
         for _ in lines {}
         assert!(child.wait().unwrap().success());
         let r: Value = serde_json::from_str(&fs::read_to_string(&json).unwrap()).unwrap();
-        assert_eq!(class_count(&r, "OnDemand$Kept"), 2000, "[{}] at exit", jdk.version);
+        assert_eq!(
+            class_count(&r, "OnDemand$Kept"),
+            2000,
+            "[{}] at exit",
+            jdk.version
+        );
         let site = r["sites"]
             .as_array()
             .unwrap()

@@ -525,11 +525,18 @@ fn xml_trace_parses_and_matches_the_program() {
             .iter()
             .filter_map(|e| e["ownerThreadId"].as_str())
             .collect();
-        assert!(owners_seen.contains(&main_id.as_str()) || owners_seen.len() < 3, "[{v}] {worker_enters:?}");
+        assert!(
+            owners_seen.contains(&main_id.as_str()) || owners_seen.len() < 3,
+            "[{v}] {worker_enters:?}"
+        );
         for e in &worker_enters {
             assert_eq!(e["className"], "java.lang.Object");
             let owner = e["ownerThreadId"].as_str();
-            assert_ne!(owner, e["threadId"].as_str(), "[{v}] a waiter owns its lock: {e}");
+            assert_ne!(
+                owner,
+                e["threadId"].as_str(),
+                "[{v}] a waiter owns its lock: {e}"
+            );
             if let Some(owner) = owner {
                 let name = s["names"][owner].as_str().unwrap_or("");
                 assert!(

@@ -185,8 +185,12 @@ fn site_counts(output: &str, prefix: &str, ids_tsv: &str) -> BTreeMap<(String, S
         .lines()
         .filter_map(|l| {
             let f: Vec<&str> = l.split('\t').collect();
-            (f.len() == 6 && f[0] == "site")
-                .then(|| (f[1].parse().unwrap(), (f[2].parse().unwrap(), f[5].to_string())))
+            (f.len() == 6 && f[0] == "site").then(|| {
+                (
+                    f[1].parse().unwrap(),
+                    (f[2].parse().unwrap(), f[5].to_string()),
+                )
+            })
         })
         .collect();
     let mut out = BTreeMap::new();

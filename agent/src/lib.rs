@@ -26,9 +26,9 @@ pub mod object_free;
 pub mod options;
 pub mod report;
 pub mod stacks;
-pub mod vm_allocations;
 pub mod state;
 pub mod threads;
+pub mod vm_allocations;
 pub mod xml_trace;
 
 use std::ffi::{c_char, c_void, CStr};
@@ -173,9 +173,8 @@ unsafe fn load(vm: *mut JavaVM, options: &str) -> Result<(), String> {
         java_vm: state::JavaVm(vm),
         rules,
         live_every,
-        live: (live_every > 0).then(|| {
-            live::Live::new(live_every, MAX_SITES as usize, CLASS_SLOTS as usize)
-        }),
+        live: (live_every > 0)
+            .then(|| live::Live::new(live_every, MAX_SITES as usize, CLASS_SLOTS as usize)),
         call_times: settings.call_times,
         exact_clock: settings.exact_clock,
         ids: Default::default(),

@@ -117,10 +117,17 @@ mod tests {
 
     #[test]
     fn tags_round_trip_and_foreign_tags_are_ignored() {
-        for owner in [Owner::Site(1), Owner::Site((1 << 20) - 1), Owner::ClassSlot(65535)] {
+        for owner in [
+            Owner::Site(1),
+            Owner::Site((1 << 20) - 1),
+            Owner::ClassSlot(65535),
+        ] {
             assert_eq!(decode(encode(owner, 24)), Some((owner, 24)));
         }
-        assert_eq!(decode(encode(Owner::Site(7), 1 << 45)).unwrap().1, BYTES_MASK);
+        assert_eq!(
+            decode(encode(Owner::Site(7), 1 << 45)).unwrap().1,
+            BYTES_MASK
+        );
         assert_eq!(decode(FOREIGN_TAG | 5), None);
         assert_eq!(decode(0), None);
         let live = Live::new(1, 8, 8);

@@ -408,13 +408,29 @@ pub fn to_text(a: &Agent, r: &Report, pid: u32) -> String {
     let _ = writeln!(s, "CLASSES END");
     let live = a.live.is_some() && a.rules.depth() > 0;
     // hprof's layout: with live tracking the shares are of live bytes and the table is ordered by them.
-    let share = |site: &Site| if live { site.live.map_or(0, |l| l.1) } else { site.bytes };
+    let share = |site: &Site| {
+        if live {
+            site.live.map_or(0, |l| l.1)
+        } else {
+            site.bytes
+        }
+    };
     let total: u64 = r.sites.iter().map(share).sum();
-    let ordered = if live { "live bytes" } else { "allocated bytes" };
+    let ordered = if live {
+        "live bytes"
+    } else {
+        "allocated bytes"
+    };
     let _ = writeln!(s, "\nSITES BEGIN (ordered by {ordered})");
     if live {
-        let _ = writeln!(s, "          percent          live          alloc'ed  stack class");
-        let _ = writeln!(s, " rank   self  accum     bytes objs     bytes  objs  trace name");
+        let _ = writeln!(
+            s,
+            "          percent          live          alloc'ed  stack class"
+        );
+        let _ = writeln!(
+            s,
+            " rank   self  accum     bytes objs     bytes  objs  trace name"
+        );
     } else {
         let _ = writeln!(s, "          percent         alloc'ed  stack class");
         let _ = writeln!(s, " rank   self  accum     bytes  objs  trace name");
@@ -429,7 +445,13 @@ pub fn to_text(a: &Agent, r: &Report, pid: u32) -> String {
                 100.0 * v as f64 / total as f64
             }
         };
-        let _ = write!(s, "{:5} {:5.2}% {:5.2}% ", i + 1, pct(share(site)), pct(accum));
+        let _ = write!(
+            s,
+            "{:5} {:5.2}% {:5.2}% ",
+            i + 1,
+            pct(share(site)),
+            pct(accum)
+        );
         if live {
             let (n, b) = site.live.unwrap_or((0, 0));
             let _ = write!(s, "{b:9} {n:4} ");
@@ -510,10 +532,16 @@ pub fn write_all(a: &Agent, jni: Jni, proxy: jobject, when: When) {
             serde_json::to_vec_pretty(&json).unwrap_or_default(),
         ),
         (format!("{prefix}.txt"), text.into_bytes()),
-        (format!("{prefix}.collapsed"), to_collapsed(a, &r).into_bytes()),
+        (
+            format!("{prefix}.collapsed"),
+            to_collapsed(a, &r).into_bytes(),
+        ),
     ];
     if calls.times {
-        files.push((format!("{prefix}.cpu.collapsed"), calls.to_collapsed().into_bytes()));
+        files.push((
+            format!("{prefix}.cpu.collapsed"),
+            calls.to_collapsed().into_bytes(),
+        ));
     }
     for (path, bytes) in files {
         if let Err(e) = write_atomically(&path, &bytes) {

@@ -69,7 +69,10 @@ impl Stacks {
         let totals = match bucket.iter().position(|(k, _)| same(k, site, frames)) {
             Some(i) => &mut bucket[i].1,
             None => {
-                let frames = frames.iter().map(|f| (f.method as usize, f.location)).collect();
+                let frames = frames
+                    .iter()
+                    .map(|f| (f.method as usize, f.location))
+                    .collect();
                 bucket.push((StackKey { site, frames }, Totals::default()));
                 &mut bucket.last_mut().expect("just pushed").1
             }

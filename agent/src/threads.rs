@@ -476,7 +476,11 @@ mod tests {
         let Ok(Parsed::Run(s)) = parse("trace=t.xml,trace-allocs=on,depth=0") else {
             panic!()
         };
-        assert_eq!(s.rules.depth(), 0, "the trace's allocations need no stack walk");
+        assert_eq!(
+            s.rules.depth(),
+            0,
+            "the trace's allocations need no stack walk"
+        );
         assert!(!threads("monitors=on,threads=off").unwrap().enabled);
         assert!(threads("monitors=maybe")
             .unwrap_err()

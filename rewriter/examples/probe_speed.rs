@@ -34,7 +34,9 @@ fn main() {
     );
     let only = std::env::args().nth(2);
     // More passes give a profiler more samples of the rewrite against the one-off loading.
-    let passes: usize = std::env::args().nth(3).map_or(2, |n| n.parse().expect("passes"));
+    let passes: usize = std::env::args()
+        .nth(3)
+        .map_or(2, |n| n.parse().expect("passes"));
     for (name, sel) in [
         ("none", Sel(false, false)),
         ("arrays", Sel(true, false)),

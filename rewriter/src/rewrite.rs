@@ -7,10 +7,10 @@ use crate::bytecode::instructions::{Decoded, Instruction};
 use crate::bytecode::opcode as op;
 use crate::class_writer::write_class;
 use crate::classfile::{ClassFile, Member};
+use crate::edit::layout::Event;
 use crate::edit::method_writer::{write_code, MethodInput};
 use crate::edit::{FrameMode, Insertions};
 use crate::error::{ErrorKind, Result};
-use crate::edit::layout::Event;
 use crate::pool_builder::{PoolBuffers, PoolBuilder};
 use std::cell::RefCell;
 

@@ -95,7 +95,8 @@ pub(crate) fn build(file: RulesFile, origin: &str) -> Result<Rules, RulesError> 
     Ok(rules)
 }
 
-const LIVE_HINT: &str = "`live` is 0 (off), 1 (track every object: exact) or N (one object in N per site, \
+const LIVE_HINT: &str =
+    "`live` is 0 (off), 1 (track every object: exact) or N (one object in N per site, \
      counts scaled by N)";
 
 fn threads_section(origin: &str, section: ThreadsSection) -> Result<ThreadRules, RulesError> {

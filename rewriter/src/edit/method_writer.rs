@@ -213,7 +213,9 @@ fn relocate_local_variables(
         let start = c.u2()? as u32;
         let length = c.u2()? as u32;
         let s = layout.loose_target_from(&mut hints.0, start);
-        let e = layout.loose_target_from(&mut hints.1, start + length).max(s);
+        let e = layout
+            .loose_target_from(&mut hints.1, start + length)
+            .max(s);
         out.u2(s as u16);
         out.u2((e - s) as u16);
         out.extend_from_slice(c.bytes(6)?);

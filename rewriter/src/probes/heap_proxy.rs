@@ -68,7 +68,9 @@ impl Probe {
         match self {
             Probe::ObjectAlloc => "(Ljava/lang/Object;)V",
             Probe::ArrayAlloc | Probe::ObjectBuilt => "(Ljava/lang/Object;I)V",
-            Probe::MethodEnter | Probe::MethodExit | Probe::MethodUnwind | Probe::ObjectNew => "(I)V",
+            Probe::MethodEnter | Probe::MethodExit | Probe::MethodUnwind | Probe::ObjectNew => {
+                "(I)V"
+            }
         }
     }
 

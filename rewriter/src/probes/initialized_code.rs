@@ -119,7 +119,11 @@ pub fn receiver<'s, 'a>(
     insn: Instruction,
     state: &'s State<'a>,
 ) -> Option<&'s VType<'a>> {
-    let (_, _, descriptor) = m.class.pool.member_ref(read_u2(m.code.code, insn.pc as usize + 1)).ok()?;
+    let (_, _, descriptor) = m
+        .class
+        .pool
+        .member_ref(read_u2(m.code.code, insn.pc as usize + 1))
+        .ok()?;
     let words = argument_slots(descriptor).ok()? as usize;
     state.stack.iter().rev().nth(words)
 }
