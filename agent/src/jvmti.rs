@@ -308,12 +308,16 @@ impl Jvmti {
     }
     /// Frames of the current thread from `start`, into `frames`; returns how many were filled.
     pub fn stack_trace(&self, start: jint, frames: &mut [FrameInfo]) -> usize {
+        self.stack_of(ptr::null_mut(), start, frames)
+    }
+    /// Frames of `thread` (null: the current thread) from `start`, into `frames`; returns how many.
+    pub fn stack_of(&self, thread: jthread, start: jint, frames: &mut [FrameInfo]) -> usize {
         let mut count: jint = 0;
         let e = call!(
             self,
             104,
             fn(jthread, jint, jint, *mut FrameInfo, *mut jint),
-            ptr::null_mut(),
+            thread,
             start,
             frames.len() as jint,
             frames.as_mut_ptr(),

@@ -229,22 +229,7 @@ impl Jvmti {
 
     /// Frames of `thread` from the top, into `frames`; returns how many were filled.
     pub fn thread_stack(&self, thread: jthread, frames: &mut [FrameInfo]) -> usize {
-        let mut count: jint = 0;
-        let e = call!(
-            self,
-            104,
-            fn(jthread, jint, jint, *mut FrameInfo, *mut jint),
-            thread,
-            0,
-            frames.len() as jint,
-            frames.as_mut_ptr(),
-            &mut count
-        );
-        if e == ERROR_NONE {
-            count as usize
-        } else {
-            0
-        }
+        self.stack_of(thread, 0, frames)
     }
 
     pub fn current_thread_cpu_time(&self) -> Option<jlong> {
