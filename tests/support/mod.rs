@@ -10,6 +10,7 @@ use std::ffi::OsStr;
 use std::fs;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, OnceLock};
 
 /// Root of the workspace (the `instr-cli` package).
@@ -24,8 +25,12 @@ pub fn target_dir() -> PathBuf {
 }
 
 /// A fresh, empty scratch directory under `CARGO_TARGET_TMPDIR` (removed first if a previous run left it).
+/// Each call gets its own directory, numbered in call order: the tests of one binary run in parallel, and two
+/// of them asking for the same name must not read each other's files.
 pub fn scratch(name: &str) -> PathBuf {
-    let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join(name);
+    static CALLS: AtomicUsize = AtomicUsize::new(0);
+    let n = CALLS.fetch_add(1, Ordering::Relaxed);
+    let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join(format!("{name}-{n}"));
     if dir.exists() {
         fs::remove_dir_all(&dir).unwrap_or_else(|e| panic!("removing {}: {e}", dir.display()));
     }
