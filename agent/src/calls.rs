@@ -9,21 +9,27 @@ use std::ffi::{c_char, CStr};
 use std::panic::{catch_unwind, AssertUnwindSafe};
 
 use instr_rewriter::probes::Selection;
-use jni_sys::{jboolean, jclass, jint, jintArray, jlong, jstring, jvalue, JNIEnv};
+use std::sync::Mutex;
+
+use jni_sys::{jboolean, jclass, jint, jintArray, jlong, jlongArray, jstring, JNIEnv};
 
 use crate::jni::Jni;
 use crate::state::{agent, lock, Agent};
 
-/// Thread slots of HeapProxyCalls: calls of threads beyond this many (in one run) are dropped, and reported.
-pub const THREAD_SLOTS: jint = 1 << 14;
+/// Thread slots of HeapProxyCalls: threads whose tid is below DIRECT_SLOTS own the slot of that number;
+/// the OVERFLOW_SLOTS after them are claimed by threads with larger tids. Calls of threads beyond those
+/// (in one run) are dropped, and reported.
+const DIRECT_SLOTS: jint = 1 << 14;
+const OVERFLOW_SLOTS: jint = 1 << 12;
 
-/// Calls `HeapProxyCalls.engage(...)`: table sizes, the mode, and Unsafe's `long[]`/`Object[]` offsets
-/// (`[long base, long scale, ref base, ref scale]`). False when the class is missing or engage failed.
+/// What `HeapProxyCalls.<clinit>` reads through its `settings()` native: see that class's `SETTINGS`.
+static SETTINGS: Mutex<Option<[i64; 9]>> = Mutex::new(None);
+
+/// Records the settings and calls `HeapProxyCalls.engage()`, whose first call initialises the class with
+/// them. `offsets` are Unsafe's `[long base, long scale, ref base, ref scale]`. False when the class is
+/// missing or its initialisation failed.
 pub fn engage(a: &Agent, jni: Jni, max_methods: jint, offsets: &[i64; 4]) -> bool {
     let Some(class) = *lock(&a.calls_proxy) else {
-        return false;
-    };
-    let Some(m) = jni.static_method(class.0, "engage", "(ZJIIJJJJ)V") else {
         return false;
     };
     let times = a.call_times && a.rules.methods();
@@ -32,21 +38,36 @@ pub fn engage(a: &Agent, jni: Jni, max_methods: jint, offsets: &[i64; 4]) -> boo
     } else {
         0
     };
-    let args = [
-        jvalue {
-            z: times as jboolean,
-        },
-        jvalue { j: clock },
-        jvalue { i: max_methods },
-        jvalue {
-            i: if a.rules.methods() { THREAD_SLOTS } else { 1 },
-        },
-        jvalue { j: offsets[0] },
-        jvalue { j: offsets[1] },
-        jvalue { j: offsets[2] },
-        jvalue { j: offsets[3] },
-    ];
-    jni.call_static_void(class.0, m, &args)
+    let (direct, all) = if a.rules.methods() {
+        (DIRECT_SLOTS, DIRECT_SLOTS + OVERFLOW_SLOTS)
+    } else {
+        (1, 1)
+    };
+    *lock(&SETTINGS) = Some([
+        times as i64,
+        clock,
+        max_methods as i64,
+        direct as i64,
+        all as i64,
+        offsets[0],
+        offsets[1],
+        offsets[2],
+        offsets[3],
+    ]);
+    let Some(m) = jni.static_method(class.0, "engage", "()V") else {
+        return false;
+    };
+    jni.call_static_void(class.0, m, &[])
+}
+
+#[no_mangle]
+pub extern "system" fn Java_java_lang_HeapProxyCalls_settings(
+    env: *mut JNIEnv,
+    _: jclass,
+) -> jlongArray {
+    let off = [0, 0, 1, 0, 1, 0, 8, 0, 4];
+    let settings = catch_unwind(|| lock(&SETTINGS).unwrap_or(off)).unwrap_or(off);
+    long_array(Jni(env), &settings)
 }
 
 /// How often the times-mode wall clock advances (`calls=times` without `clock=exact`).
@@ -121,6 +142,20 @@ fn string(jni: Jni, s: jstring) -> Option<String> {
         let out = CStr::from_ptr(chars).to_string_lossy().into_owned();
         ((**env).ReleaseStringUTFChars.unwrap())(env, s, chars);
         Some(out)
+    }
+}
+
+fn long_array(jni: Jni, values: &[i64]) -> jlongArray {
+    // SAFETY: plain JNI array calls on the current thread's env.
+    unsafe {
+        let env = jni.0;
+        let array = ((**env).NewLongArray.unwrap())(env, values.len() as jint);
+        if array.is_null() {
+            jni.clear_exception();
+            return array;
+        }
+        ((**env).SetLongArrayRegion.unwrap())(env, array, 0, values.len() as jint, values.as_ptr());
+        array
     }
 }
 

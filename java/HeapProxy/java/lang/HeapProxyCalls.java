@@ -3,7 +3,7 @@
  * defines this class in java.base beside HeapProxy, in the early VM_START phase, and engages it at VM_INIT just
  * before HeapProxy (docs/ARCHITECTURE.md, "Method calls").
  *
- * Per thread (a slot found from Thread.tid, read with Unsafe: one load, whatever the Thread's monitor state) the
+ * Per thread (the slot numbered by Thread.tid, read with Unsafe: one load, whatever the Thread's monitor state) the
  * probes add plainly into the thread's own long[]: no atomic instruction and no shared cache line on the hot path.
  * Two modes, chosen by the agent option calls=counts|times:
  *  - counts: per thread and method id, calls (entries) and exceptional exits. Normal exits are not counted:
@@ -29,7 +29,10 @@
  * Rules (the probes run inside every instrumented method, java.base included): allocate no object (arrays are
  * allowed: they are made only when a thread is first seen or a table grows), throw nothing, call no JDK method
  * that could carry a probe (only Thread.currentThread, System.nanoTime, System.identityHashCode,
- * System.arraycopy, Unsafe, and this class's natives); keep <clinit> empty.
+ * System.arraycopy, Unsafe, and this class's natives). Unlike HeapProxy's, this class's <clinit> does work
+ * (reads the agent's settings and makes the tables): nothing can reach this class before the agent's engage()
+ * call initialises it at VM_INIT, since HeapProxy delegates here only once engaged, and every probe that runs
+ * during that initialisation is an early one, which HeapProxy still turns away.
  */
 package java.lang;
 
@@ -38,49 +41,60 @@ import jdk.internal.misc.Unsafe;
 public final class HeapProxyCalls {
     private HeapProxyCalls() {}
 
-    private static Unsafe U;
-    private static long LONGS;
-    private static long LONG_SCALE;
-    private static long REFS;
-    private static long REF_SCALE;
+    /**
+     * The agent's settings, read once when the class initialises (the agent triggers that from VM_INIT by
+     * calling engage()): [0] times mode, [1] clock address (0: System.nanoTime), [2] method ids limit,
+     * [3] direct thread slots, [4] all thread slots, [5..8] Unsafe's long[] and Object[] base and scale.
+     * Everything the probes read is a static final, so the JIT folds the mode checks away and reads the
+     * tables without loading their references first.
+     */
+    private static final long[] SETTINGS = settings();
+    private static final Unsafe U = Unsafe.getUnsafe();
+    private static final long LONGS = SETTINGS[5];
+    private static final long LONG_SCALE = SETTINGS[6];
 
     /** times mode: per-thread shadow stacks and trees; otherwise counts only. */
-    private static boolean timed;
+    private static final boolean TIMED = SETTINGS[0] != 0;
 
     /**
      * The wall clock of times mode: the address of a nanosecond counter that an agent thread advances every
      * TICK (agent/src/calls.rs), read with one load; 0: System.nanoTime at every event (clock=exact).
      */
-    private static long CLOCK;
+    private static final long CLOCK = SETTINGS[1];
 
-    /** Offset of Thread.tid, the key of a thread's slot. */
-    private static long TID;
+    /** The rewriter's limit of method ids; the per-thread tables grow up to it. */
+    private static final int MAX_IDS = (int) SETTINGS[2];
+
+    /** Slots [0, DIRECT) belong to the threads of those tids; the rest is claimed by larger tids. */
+    private static final int DIRECT = (int) SETTINGS[3];
+
+    /** Offset of Thread.tid, the key of a thread's slot: a constant, so reading it is a plain field load. */
+    private static final long TID = U.objectFieldOffset(Thread.class, "tid");
 
     /** [0]: ids out of range; [1]: events of threads beyond the slot table; [2]: frames beyond the tree limit. */
-    private static long[] dropped;
+    private static final long[] dropped = new long[3];
 
     // ---- per thread, by slot
 
     /**
-     * The slot table: Thread.tid of the owner (-1: free), claimed by CAS. A Thread whose constructor has not yet
-     * assigned its tid (0: a thread the VM attaches runs probes inside its own constructor) gets no slot.
+     * The slot table: Thread.tid of the owner (-1: free). A Thread whose constructor has not yet assigned its
+     * tid (0: a thread the VM attaches runs probes inside its own constructor) gets no slot.
      */
-    private static long[] tids;
-    private static Thread[] owners;
+    private static final long[] tids = unowned((int) SETTINGS[4]);
+    private static final Thread[] owners = new Thread[tids.length];
     /** Per method id: [3 id] entries, [3 id + 1] normal exits (times mode only), [3 id + 2] exceptional exits. */
-    private static long[][] counts;
-    /** Whether normal exits are counted (times mode). */
-    private static boolean countExits;
+    private static final long[][] counts = new long[tids.length][];
+    private static final int TIMED_SLOTS = TIMED ? tids.length : 0;
     /** The tree: NODE fields per node; node 0 is the root (method 0, "outside instrumented code"). */
-    private static long[][] nodes;
+    private static final long[][] nodes = new long[TIMED_SLOTS][];
     /** (parent << 32 | method) + node index, open addressing; a key is never 0 since method ids start at 1. */
-    private static long[][] keys;
-    private static int[][] values;
+    private static final long[][] keys = new long[TIMED_SLOTS][];
+    private static final int[][] values = new int[TIMED_SLOTS][];
     /** The shadow stack: (node, method id) per frame. */
-    private static int[][] stacks;
+    private static final int[][] stacks = new int[TIMED_SLOTS][];
     /** Nodes charged since the last CPU reading. */
-    private static int[][] touched;
-    private static long[][] states;
+    private static final int[][] touched = new int[TIMED_SLOTS][];
+    private static final long[][] states = new long[TIMED_SLOTS][];
 
     // Node fields.
     static final int NODE = 8;
@@ -97,37 +111,20 @@ public final class HeapProxyCalls {
     static final int MAX_DEPTH = 1 << 16;
     static final int MAX_NODES = 1 << 22;
 
-    /** Called by the agent (JNI) at VM_INIT, before HeapProxy.engage. */
-    static void engage(boolean times, long clock, int maxMethods, int threadSlots, long longBase, long longScale,
-                       long refBase, long refScale) {
-        CLOCK = clock;
-        // Bind the native now: the VM looks a native up through Java code (ClassLoader.findNative), which may
-        // carry probes; bound later, from inside a probe, that lookup would recurse.
-        cpuNow();
-        // maxMethods is the rewriter's limit of method ids; the per-thread tables grow up to it.
-        U = Unsafe.getUnsafe();
-        LONGS = longBase;
-        LONG_SCALE = longScale;
-        REFS = refBase;
-        REF_SCALE = refScale;
-        TID = U.objectFieldOffset(Thread.class, "tid");
-        maxIds = maxMethods;
-        dropped = new long[3];
-        tids = new long[threadSlots];
-        for (int i = 0; i < threadSlots; i++) tids[i] = -1;
-        owners = new Thread[threadSlots];
-        counts = new long[threadSlots][];
-        nodes = new long[threadSlots][];
-        keys = new long[threadSlots][];
-        values = new int[threadSlots][];
-        stacks = new int[threadSlots][];
-        touched = new int[threadSlots][];
-        states = new long[threadSlots][];
-        countExits = times;
-        timed = times;
+    private static long[] unowned(int n) {
+        long[] t = new long[n];
+        for (int i = 0; i < n; i++) t[i] = -1;
+        return t;
     }
 
-    private static int maxIds;
+    /**
+     * Called by the agent (JNI) at VM_INIT, before HeapProxy.engage; the first call initialises the class.
+     * Binds the native now: the VM looks a native up through Java code (ClassLoader.findNative), which may
+     * carry probes; bound later, from inside a probe, that lookup would recurse.
+     */
+    static void engage() {
+        cpuNow();
+    }
 
     // ---- the probes (through HeapProxy.methodEnter/methodExit/methodUnwind)
 
@@ -135,18 +132,16 @@ public final class HeapProxyCalls {
         int s = slot();
         if (s < 0) return;
         long[] c = counts[s];
-        if (c == null) return;
         int i = 3 * id;
         if (id > 0 && i < c.length) c[i]++; else if (!grow(s, id, 0)) return;
-        if (timed) timedEnter(s, id);
+        if (TIMED) timedEnter(s, id);
     }
 
     public static void exit(int id) {
-        if (!countExits) return;
+        if (!TIMED) return;
         int s = slot();
         if (s < 0) return;
         long[] c = counts[s];
-        if (c == null) return;
         int i = 3 * id + 1;
         if (id > 0 && i < c.length) c[i]++; else if (!grow(s, id, 1)) return;
         timedExit(s, id);
@@ -156,15 +151,14 @@ public final class HeapProxyCalls {
         int s = slot();
         if (s < 0) return;
         long[] c = counts[s];
-        if (c == null) return;
         int i = 3 * id + 2;
         if (id > 0 && i < c.length) c[i]++; else if (!grow(s, id, 2)) return;
-        if (timed) timedExit(s, id);
+        if (TIMED) timedExit(s, id);
     }
 
     /** Grows the thread's counts to hold `id` and counts the event; false (and dropped) for an id out of range. */
     private static boolean grow(int s, int id, int field) {
-        if (id <= 0 || id >= maxIds) { add(dropped, 0); return false; }
+        if (id <= 0 || id >= MAX_IDS) { add(dropped, 0); return false; }
         long[] c = counts[s];
         int n = c.length;
         while (n <= 3 * id + 2) n *= 2;
@@ -176,6 +170,9 @@ public final class HeapProxyCalls {
     }
 
     // ---- natives (libinstr.so, agent/src/calls.rs)
+
+    /** The settings (SETTINGS); all off when the agent has none (the class initialised without it). */
+    private static native long[] settings();
 
     /** CPU time of the current thread, nanoseconds (clock_gettime(CLOCK_THREAD_CPUTIME_ID)). */
     private static native long cpuNow();
@@ -191,7 +188,7 @@ public final class HeapProxyCalls {
 
     /** "counts", "times", or "off" when the rules have no method probes. */
     public static String mode() {
-        return maxIds < 2 ? "off" : timed ? "times" : "counts";
+        return MAX_IDS < 2 ? "off" : TIMED ? "times" : "counts";
     }
 
     // ---- for instr.Counts (the test API); not on any probe path
@@ -294,8 +291,7 @@ public final class HeapProxyCalls {
     }
 
     private static long now() {
-        long c = CLOCK;
-        return c != 0 ? U.getLongVolatile(null, c) : System.nanoTime();
+        return CLOCK != 0 ? U.getLongVolatile(null, CLOCK) : System.nanoTime();
     }
 
     /** Charges the wall time since the thread's previous event to `node`. */
@@ -426,48 +422,65 @@ public final class HeapProxyCalls {
         return bigger;
     }
 
-    /** The current thread's slot, claimed the first time; -1 when the table is full. */
+    /**
+     * The current thread's slot; -1 when it has none. Thread ids are unique, so a thread whose tid is below
+     * `direct` simply owns slot tid: the hot path is one load of the tid and one of the slot's counts, with no
+     * search and no compare against an owner. Larger tids (long-running programs that make many threads)
+     * claim a slot in the overflow part [direct, length) by CAS, found by open addressing.
+     */
     private static int slot() {
-        Thread t = Thread.currentThread();
-        long tid = U.getLong(t, TID);
-        long[] o = tids;
-        int i = (int) tid & (o.length - 1);
-        if (o[i] == tid) return i;
-        return claim(t, tid, o, i);
+        long tid = U.getLong(Thread.currentThread(), TID);
+        if (tid > 0 && tid < DIRECT && counts[(int) tid] != null) return (int) tid;
+        return claim(tid);
     }
 
-    private static int claim(Thread t, long tid, long[] o, int i) {
+    /** First probe of a thread (or any probe of an overflow thread): its slot, made ready; -1 when none. */
+    private static int claim(long tid) {
         if (tid <= 0) { add(dropped, 1); return -1; }
-        int mask = o.length - 1;
-        for (int probes = 0; probes <= mask; probes++, i = (i + 1) & mask) {
+        long[] o = tids;
+        if (tid < DIRECT) {
+            int i = (int) tid;
+            o[i] = tid;
+            init(i);
+            return i;
+        }
+        int overflow = o.length - DIRECT;
+        if (overflow <= 0) { add(dropped, 1); return -1; }
+        int i = DIRECT + (int) (tid % overflow);
+        for (int probes = 0; probes < overflow; probes++) {
             long x = o[i];
             if (x == tid) return counts[i] == null ? -1 : i;
             if (x == -1 && U.compareAndSetLong(o, LONGS + i * LONG_SCALE, -1L, tid)) {
-                // Only this thread uses slot i. Until its counts exist (set last), its probes see a null and return.
-                owners[i] = t;
-                if (timed) {
-                    long now = now();
-                    long cpu = cpuNow();
-                    long[] st = new long[STATE];
-                    st[LAST] = now;
-                    st[READ_WALL] = now;
-                    st[FIRST_WALL] = now;
-                    st[READ_CPU] = cpu;
-                    st[FIRST_CPU] = cpu;
-                    st[NODES] = 1;
-                    nodes[i] = new long[256 * NODE];
-                    keys[i] = new long[512];
-                    values[i] = new int[512];
-                    stacks[i] = new int[256];
-                    touched[i] = new int[64];
-                    states[i] = st;
-                }
-                counts[i] = new long[3 * 1024];
+                init(i);
                 return i;
             }
+            i = i + 1 < o.length ? i + 1 : DIRECT;
         }
         add(dropped, 1);
         return -1;
+    }
+
+    /** Makes slot i ready for the current thread, which alone uses it. Its counts are set last: until then its probes see no slot. */
+    private static void init(int i) {
+        owners[i] = Thread.currentThread();
+        if (TIMED) {
+            long now = now();
+            long cpu = cpuNow();
+            long[] st = new long[STATE];
+            st[LAST] = now;
+            st[READ_WALL] = now;
+            st[FIRST_WALL] = now;
+            st[READ_CPU] = cpu;
+            st[FIRST_CPU] = cpu;
+            st[NODES] = 1;
+            nodes[i] = new long[256 * NODE];
+            keys[i] = new long[512];
+            values[i] = new int[512];
+            stacks[i] = new int[256];
+            touched[i] = new int[64];
+            states[i] = st;
+        }
+        counts[i] = new long[3 * 1024];
     }
 
     // ---- counts
