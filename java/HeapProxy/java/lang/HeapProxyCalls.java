@@ -3,18 +3,18 @@
  * defines this class in java.base beside HeapProxy, in the early VM_START phase, and engages it at VM_INIT just
  * before HeapProxy (docs/ARCHITECTURE.md, "Method calls").
  *
- * Per thread (the slot numbered by Thread.tid, read with Unsafe: one load, whatever the Thread's monitor state) the
- * probes add plainly into the thread's own long[]: no atomic instruction and no shared cache line on the hot path.
- * Two modes, chosen by the agent option calls=counts|times:
+ * Per thread (a slot: the thread's Thread.tid itself when it is small, see slot(); tid is read with Unsafe, one
+ * load whatever the Thread's monitor state) the probes add plainly into the thread's own long[]: no atomic
+ * instruction, no lock and no shared written cache line on the hot path. Two modes, chosen by the agent option
+ * calls=counts|times and fixed when the class initialises (static finals, so the JIT drops the other mode's code):
  *  - counts: per thread and method id, calls (entries) and exceptional exits. Normal exits are not counted:
- *    the exit probe returns at once (a static flag), so a call costs one plain add.
- *  - times: the same, plus normal exits, then per thread a shadow stack and a calling-context tree (CCT): a node per distinct
- *    call path, holding its calls, exclusive wall time and exclusive thread CPU time. Everything else
- *    (per-method counts, inclusive times, caller->callee edges, collapsed stacks) is derived from the trees by
- *    the agent at exit. Per-thread state lives in arrays indexed by a thread slot (Thread identity hash, open
- *    addressing, claimed by CAS), so the hot path takes no lock and shares no written cache line.
+ *    the exit probe is empty, so a call costs one plain add.
+ *  - times: the same, plus normal exits, then per thread a shadow stack and a calling-context tree (CCT): a node
+ *    per distinct call path, holding its calls, exclusive wall time and exclusive thread CPU time. Everything
+ *    else (per-method counts, inclusive times, caller->callee edges, collapsed stacks) is derived from the trees
+ *    by the agent at exit.
  *
- * Time: every enter or exit closes a segment (System.nanoTime since the previous event of the thread) and
+ * Time: every enter or exit closes a segment (the clock's time since the previous event of the thread) and
  * charges it to the node on top of the shadow stack (or to the root node, "outside instrumented code"). Thread
  * CPU time is a syscall, so it is read only every INTERVAL_NS of wall time per thread (and when a thread is first
  * seen): the CPU time of the interval is apportioned over the nodes charged in it, in proportion to their wall
@@ -90,8 +90,6 @@ public final class HeapProxyCalls {
     /** (parent << 32 | method) + node index, open addressing; a key is never 0 since method ids start at 1. */
     private static final long[][] keys = new long[TIMED_SLOTS][];
     private static final int[][] values = new int[TIMED_SLOTS][];
-    /** The shadow stack: (node, method id) per frame. */
-    private static final int[][] stacks = new int[TIMED_SLOTS][];
     /** Nodes charged since the last CPU reading. */
     private static final int[][] touched = new int[TIMED_SLOTS][];
     private static final long[][] states = new long[TIMED_SLOTS][];
@@ -242,19 +240,63 @@ public final class HeapProxyCalls {
 
     // ---- times mode
 
+    // Per thread, states[s] holds the STATE fields, then the shadow stack: frame k at [STATE + k], as
+    // node << 32 | method id. Most events change nothing but the stack: the clock has not ticked since the
+    // thread's previous event (so there is no time to charge), and the caller's node remembers the child
+    // it made last. Those take the short paths, which touch two arrays; everything else takes the full one.
+
     private static void timedEnter(int s, int id) {
         long now = now();
         long[] st = states[s];
+        int d = (int) st[DEPTH];
+        if (now == st[LAST] && st[SKIPPING] == 0 && d >= 0 && STATE + d < st.length) {
+            long[] n = nodes[s];
+            int top = top(st, d);
+            int b = top * NODE;
+            int child = b + NODE > n.length ? -1
+                    : n[b + LAST_CHILD_METHOD] == id ? (int) n[b + LAST_CHILD] : knownChild(s, top, id);
+            if (child > 0 && child * NODE + NODE <= n.length) {
+                n[child * NODE + CALLS]++;
+                st[STATE + d] = (long) child << 32 | id;
+                st[DEPTH] = d + 1;
+                return;
+            }
+        }
+        enterFully(s, id, now);
+    }
+
+    /** The child of `parent` for method `id` when it sits in the first place its key hashes to; else -1. */
+    private static int knownChild(int s, int parent, int id) {
+        long key = ((long) parent << 32) | (id & 0xFFFFFFFFL);
+        long[] k = keys[s];
+        int i = mix(key) & (k.length - 1);
+        return k[i] == key ? values[s][i] : -1;
+    }
+
+    private static void timedExit(int s, int id) {
+        long now = now();
+        long[] st = states[s];
+        int d = (int) st[DEPTH];
+        // d > 1: leaving the outermost frame takes the full path, which may read the CPU clock.
+        if (now == st[LAST] && st[SKIPPING] == 0 && d > 1 && STATE + d <= st.length
+                && (int) st[STATE + d - 1] == id) {
+            st[DEPTH] = d - 1;
+            return;
+        }
+        exitFully(s, id, now);
+    }
+
+    private static void enterFully(int s, int id, long now) {
+        long[] st = states[s];
         if (st[SKIPPING] > 0) { st[SKIPPING]++; return; }
-        int[] stk = stacks[s];
         int d = (int) st[DEPTH];
         if (d < 0) { st[DEPTH] = 0; d = 0; }
-        if (2 * d + 2 > stk.length) {
-            stk = growStack(s);
-            if (stk == null) { st[SKIPPING] = 1; return; }
+        if (STATE + d >= st.length) {
+            st = growStack(s);
+            if (st == null) { states[s][SKIPPING] = 1; return; }
         }
         long[] n = nodes[s];
-        int top = d > 0 ? stk[2 * d - 2] : 0;
+        int top = top(st, d);
         charge(s, st, n, top, now);
         int b = top * NODE;
         int child;
@@ -268,26 +310,28 @@ public final class HeapProxyCalls {
             n[b + LAST_CHILD] = child;
         }
         n[child * NODE + CALLS]++;
-        stk[2 * d] = child;
-        stk[2 * d + 1] = id;
+        st[STATE + d] = (long) child << 32 | id;
         st[DEPTH] = d + 1;
         if (now - st[READ_WALL] >= INTERVAL_NS) readCpu(s, now);
     }
 
-    private static void timedExit(int s, int id) {
-        long now = now();
+    private static void exitFully(int s, int id, long now) {
         long[] st = states[s];
         if (st[SKIPPING] > 0) { st[SKIPPING]--; return; }
-        int[] stk = stacks[s];
         int d = (int) st[DEPTH];
-        if (d < 0 || 2 * d > stk.length) { st[DEPTH] = 0; d = 0; }
-        charge(s, st, nodes[s], d > 0 ? stk[2 * d - 2] : 0, now);
-        if (d > 0 && stk[2 * d - 1] == id) st[DEPTH] = --d;
-        else repair(st, stk, d, id);
+        if (d < 0 || STATE + d > st.length) { st[DEPTH] = 0; d = 0; }
+        charge(s, st, nodes[s], top(st, d), now);
+        if (d > 0 && (int) st[STATE + d - 1] == id) st[DEPTH] = --d;
+        else repair(st, d, id);
         long since = now - st[READ_WALL];
         // Leaving the outermost instrumented frame (the end of a task, often of the thread): read sooner, so
         // that little of a thread's time is left to estimate after its last reading.
         if (since >= INTERVAL_NS || (d == 0 && since >= OUTERMOST_READ_NS)) readCpu(s, now);
+    }
+
+    /** The node of the frame on top of a stack of depth d: the root (0) when it is empty. */
+    private static int top(long[] st, int d) {
+        return d > 0 ? (int) (st[STATE + d - 1] >>> 32) : 0;
     }
 
     private static long now() {
@@ -319,9 +363,9 @@ public final class HeapProxyCalls {
     }
 
     /** An exit whose method is not on top: pop down to the nearest frame of that method, if there is one. */
-    private static void repair(long[] st, int[] stk, int d, int id) {
+    private static void repair(long[] st, int d, int id) {
         for (int k = d - 2; k >= 0; k--) {
-            if (stk[2 * k + 1] == id) {
+            if ((int) st[STATE + k] == id) {
                 st[REPAIRED] += d - 1 - k;
                 st[DEPTH] = k;
                 return;
@@ -413,12 +457,13 @@ public final class HeapProxyCalls {
         keys[s] = k2;
     }
 
-    private static int[] growStack(int s) {
-        int[] stk = stacks[s];
-        if (stk.length >= 2 * MAX_DEPTH) { states[s][TRUNCATED]++; return null; }
-        int[] bigger = new int[stk.length * 2];
-        System.arraycopy(stk, 0, bigger, 0, stk.length);
-        stacks[s] = bigger;
+    /** Doubles the thread's state and stack array; null (and counted) beyond MAX_DEPTH frames. */
+    private static long[] growStack(int s) {
+        long[] st = states[s];
+        if (st.length - STATE >= MAX_DEPTH) { st[TRUNCATED]++; return null; }
+        long[] bigger = new long[STATE + 2 * (st.length - STATE)];
+        System.arraycopy(st, 0, bigger, 0, st.length);
+        states[s] = bigger;
         return bigger;
     }
 
@@ -466,7 +511,7 @@ public final class HeapProxyCalls {
         if (TIMED) {
             long now = now();
             long cpu = cpuNow();
-            long[] st = new long[STATE];
+            long[] st = new long[STATE + 256];
             st[LAST] = now;
             st[READ_WALL] = now;
             st[FIRST_WALL] = now;
@@ -476,7 +521,6 @@ public final class HeapProxyCalls {
             nodes[i] = new long[256 * NODE];
             keys[i] = new long[512];
             values[i] = new int[512];
-            stacks[i] = new int[256];
             touched[i] = new int[64];
             states[i] = st;
         }
