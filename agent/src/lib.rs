@@ -296,6 +296,7 @@ unsafe extern "system" fn vm_init(_jvmti: Env, env: *mut JNIEnv, _thread: jthrea
             }
         }
         let methods = if a.rules.methods() { MAX_METHODS } else { 1 };
+        let counting = a.rules.objects() || a.rules.arrays();
         // The call side first: HeapProxy's method probes delegate to it as soon as HeapProxy is engaged.
         if !calls::engage(a, jni, methods, &offsets) {
             eprintln!("instr: HeapProxyCalls.engage failed; nothing will be counted");
@@ -305,8 +306,14 @@ unsafe extern "system" fn vm_init(_jvmti: Env, env: *mut JNIEnv, _thread: jthrea
             jvalue {
                 i: a.rules.depth() as jint,
             },
-            jvalue { i: CLASS_SLOTS },
-            jvalue { i: MAX_SITES },
+            // Nothing counted (method probes only, or nothing selected): no 16 MB of empty tables in the
+            // application's heap, where they would change how the collector sizes it.
+            jvalue {
+                i: if counting { CLASS_SLOTS } else { 1 },
+            },
+            jvalue {
+                i: if counting { MAX_SITES } else { 1 },
+            },
             jvalue { i: methods },
             jvalue { j: header },
             jvalue { i: reference },
