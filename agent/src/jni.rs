@@ -54,7 +54,11 @@ impl Jni {
         (!self.clear_exception() && !c.is_null()).then_some(c)
     }
 
+    /// None also for a null class (no HeapProxy: the rules select no probe), so readers find empty tables.
     pub fn static_field(&self, class: jclass, name: &str, sig: &str) -> Option<jfieldID> {
+        if class.is_null() {
+            return None;
+        }
         let (n, s) = (CString::new(name).ok()?, CString::new(sig).ok()?);
         let f = jni!(self, GetStaticFieldID, class, n.as_ptr(), s.as_ptr());
         (!self.clear_exception() && !f.is_null()).then_some(f)

@@ -130,9 +130,9 @@ unsafe fn load(vm: *mut JavaVM, options: &str) -> Result<(), String> {
     } else {
         &[]
     };
-    // Thread profiler alone (no probe selected): no class is rewritten, so neither the early class hook
-    // (which turns CDS off) nor HeapProxy is needed.
-    let rewriting = !threads::profiler_alone(&rules);
+    // No probe selected (the thread profiler alone, or nothing at all): no class is rewritten, so neither
+    // the early class hook (which turns CDS off and costs start-up time) nor HeapProxy is needed.
+    let rewriting = rules.objects() || rules.arrays() || rules.methods();
     let class_hook_caps: &[u32] = if rewriting {
         &[
             capability::GENERATE_ALL_CLASS_HOOK_EVENTS,
@@ -391,8 +391,9 @@ unsafe extern "system" fn vm_death(_jvmti: Env, env: *mut JNIEnv) {
     let _ = catch_unwind(AssertUnwindSafe(|| {
         threads::vm_death(Jni(env));
         let Some(a) = agent() else { return };
-        let Some(proxy) = *lock(&a.proxy) else { return };
-        report::write_all(a, Jni(env), proxy.0, report::When::AtExit);
+        // Without HeapProxy (no probe selected) the report still has the GC summary, and empty tables.
+        let proxy = lock(&a.proxy).map_or(std::ptr::null_mut(), |p| p.0);
+        report::write_all(a, Jni(env), proxy, report::When::AtExit);
     }));
 }
 

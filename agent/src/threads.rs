@@ -106,11 +106,6 @@ pub fn apply_options(rules: &mut Rules, options: &[(&str, &str)]) -> Result<(), 
     Ok(())
 }
 
-/// Whether the thread profiler runs alone: no probe selected, so no class needs rewriting.
-pub fn profiler_alone(rules: &Rules) -> bool {
-    rules.threads().enabled && !rules.objects() && !rules.arrays() && !rules.methods()
-}
-
 /// The capabilities that find owned monitors (monitor dumps and deadlocks). HotSpot grants them only
 /// while loading, so they are asked for whenever the profiler is on, dumps being possible at any time.
 /// Their cost: C2 (JDK 16+) marks the safepoints where a non-escaping object is in scope, so that

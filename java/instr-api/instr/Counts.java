@@ -60,7 +60,7 @@ public final class Counts {
         try {
             a = new Agent();
         } catch (ReflectiveOperationException | LinkageError e) {
-            throw new IllegalStateException("instr agent not loaded: " + HOW);
+            throw new IllegalStateException("instr agent not loaded, or its rules select no probe: " + HOW);
         }
         return agent = a;
     }
