@@ -196,24 +196,29 @@ pub fn collect(a: &Agent, jni: Jni) -> Calls {
     let class = class.0;
     calls.dropped = jni.static_longs(class, "dropped");
     let owners = static_array(jni, class, "owners", "[Ljava/lang/Thread;");
-    let counts = static_array(jni, class, "counts", "[[J");
-    if !owners.is_null() && !counts.is_null() {
+    let tables = ["enters", "exits", "unwinds"].map(|name| static_array(jni, class, name, "[[J"));
+    if !owners.is_null() && tables.iter().all(|t| !t.is_null()) {
         for slot in 0..jni.array_length(owners) {
             let owner = jni.object_array_element(owners, slot);
             if owner.is_null() {
                 continue;
             }
-            let array = jni.object_array_element(counts, slot);
-            let c = long_region(jni, array, usize::MAX);
-            jni.delete_local(array);
+            // A thread's rows by method id: entries, normal exits, exceptional exits.
+            let [enters, exits, unwinds] = tables.map(|t| {
+                let row = jni.object_array_element(t, slot);
+                let values = long_region(jni, row, usize::MAX);
+                jni.delete_local(row);
+                values
+            });
             let (name, tid) = thread_identity(jni, owner);
             jni.delete_local(owner);
+            let at = |row: &[i64], id: usize| row.get(id).copied().unwrap_or(0).max(0) as u64;
             let mut mine = BTreeMap::new();
-            for (id, v) in c.chunks_exact(3).enumerate().skip(1) {
+            for id in 1..enters.len().max(exits.len()).max(unwinds.len()) {
                 let k = Counts {
-                    enters: v[0].max(0) as u64,
-                    exits: v[1].max(0) as u64,
-                    unwinds: v[2].max(0) as u64,
+                    enters: at(&enters, id),
+                    exits: at(&exits, id),
+                    unwinds: at(&unwinds, id),
                 };
                 if k.enters + k.exits + k.unwinds == 0 {
                     continue;
@@ -231,7 +236,9 @@ pub fn collect(a: &Agent, jni: Jni) -> Calls {
             });
         }
     }
-    jni.delete_local(counts);
+    for t in tables {
+        jni.delete_local(t);
+    }
     jni.delete_local(owners);
     if !calls.times {
         return calls;

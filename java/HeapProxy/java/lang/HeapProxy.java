@@ -158,9 +158,14 @@ public final class HeapProxy {
     }
 
     // Method calls: java/lang/HeapProxyCalls.java.
-    public static void methodEnter(int id) { HeapProxyCalls.enter(id); }
-    public static void methodExit(int id) { HeapProxyCalls.exit(id); }
-    public static void methodUnwind(int id) { HeapProxyCalls.unwind(id); }
+    // HeapProxyCalls.TIMED is a static final of an initialised class: the JIT keeps one branch.
+    public static void methodEnter(int id) {
+        if (HeapProxyCalls.TIMED) HeapProxyCalls.timedEnter(id); else HeapProxyCalls.enter(id);
+    }
+    public static void methodExit(int id) { if (HeapProxyCalls.TIMED) HeapProxyCalls.timedExit(id); }
+    public static void methodUnwind(int id) {
+        if (HeapProxyCalls.TIMED) HeapProxyCalls.timedUnwind(id); else HeapProxyCalls.unwind(id);
+    }
 
     // ---- natives (exported by libinstr.so as Java_java_lang_HeapProxy_*)
 

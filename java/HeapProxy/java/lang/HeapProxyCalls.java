@@ -54,7 +54,7 @@ public final class HeapProxyCalls {
     private static final long LONG_SCALE = SETTINGS[6];
 
     /** times mode: per-thread shadow stacks and trees; otherwise counts only. */
-    private static final boolean TIMED = SETTINGS[0] != 0;
+    static final boolean TIMED = SETTINGS[0] != 0;
 
     /**
      * The wall clock of times mode: the address of a nanosecond counter that an agent thread advances every
@@ -82,8 +82,10 @@ public final class HeapProxyCalls {
      */
     private static final long[] tids = unowned((int) SETTINGS[4]);
     private static final Thread[] owners = new Thread[tids.length];
-    /** Per method id: [3 id] entries, [3 id + 1] normal exits (times mode only), [3 id + 2] exceptional exits. */
-    private static final long[][] counts = new long[tids.length][];
+    /** Per thread, by method id: entries, normal exits (times mode only) and exceptional exits. */
+    private static final long[][] enters = new long[tids.length][];
+    private static final long[][] exits = new long[tids.length][];
+    private static final long[][] unwinds = new long[tids.length][];
     private static final int TIMED_SLOTS = TIMED ? tids.length : 0;
     /** The tree: NODE fields per node; node 0 is the root (method 0, "outside instrumented code"). */
     private static final long[][] nodes = new long[TIMED_SLOTS][];
@@ -125,46 +127,71 @@ public final class HeapProxyCalls {
     }
 
     // ---- the probes (through HeapProxy.methodEnter/methodExit/methodUnwind)
+    //
+    // Counts mode's probes and the methods they call are each at most 35 bytes of bytecode (MaxInlineSize),
+    // so that C1 inlines them as well as C2: a probe that C1 calls for real (a 60-byte one did) costs a call
+    // per event for as long as a method runs in C1 code. Everything rare is in the *Slowly methods.
 
-    public static void enter(int id) {
-        int s = slot();
-        if (s < 0) return;
-        long[] c = counts[s];
-        int i = 3 * id;
-        if (id > 0 && i < c.length) c[i]++; else if (!grow(s, id, 0)) return;
-        if (TIMED) timedEnter(s, id);
+    // Ids are positive: the rewriter numbers methods from 1. (Checking for a negative one would take the
+    // probes past 35 bytes.)
+
+    /** Counts mode's entry probe. */
+    static void enter(int id) {
+        long[] c = mine(enters);
+        if (c != null && id < c.length) c[id]++;
+        else enterSlowly(id);
     }
 
-    public static void exit(int id) {
-        if (!TIMED) return;
-        int s = slot();
-        if (s < 0) return;
-        long[] c = counts[s];
-        int i = 3 * id + 1;
-        if (id > 0 && i < c.length) c[i]++; else if (!grow(s, id, 1)) return;
-        timedExit(s, id);
+    /** Counts mode's unwind probe (exceptional exits). */
+    static void unwind(int id) {
+        long[] c = mine(unwinds);
+        if (c != null && id < c.length) c[id]++;
+        else unwindSlowly(id);
     }
 
-    public static void unwind(int id) {
-        int s = slot();
-        if (s < 0) return;
-        long[] c = counts[s];
-        int i = 3 * id + 2;
-        if (id > 0 && i < c.length) c[i]++; else if (!grow(s, id, 2)) return;
-        if (TIMED) timedExit(s, id);
+    private static void enterSlowly(int id) { countSlowly(enters, id); }
+    private static void unwindSlowly(int id) { countSlowly(unwinds, id); }
+
+    /** The current thread's row of `table` in the common case (a small tid with its slot made); else null. */
+    private static long[] mine(long[][] table) {
+        long tid = U.getLong(Thread.currentThread(), TID);
+        return tid < DIRECT ? table[(int) tid] : null;
     }
 
-    /** Grows the thread's counts to hold `id` and counts the event; false (and dropped) for an id out of range. */
-    private static boolean grow(int s, int id, int field) {
-        if (id <= 0 || id >= MAX_IDS) { add(dropped, 0); return false; }
-        long[] c = counts[s];
-        int n = c.length;
-        while (n <= 3 * id + 2) n *= 2;
-        long[] bigger = new long[n];
-        System.arraycopy(c, 0, bigger, 0, c.length);
-        counts[s] = bigger;
-        bigger[3 * id + field]++;
-        return true;
+    /**
+     * Counts an event in the current thread's row of `table` the long way (claims a slot, grows the row);
+     * returns the slot, or -1 when the event could not be counted.
+     */
+    private static int countSlowly(long[][] table, int id) {
+        int s = slot();
+        if (s < 0) return -1;
+        if (id <= 0 || id >= MAX_IDS) { add(dropped, 0); return -1; }
+        long[] c = table[s];
+        if (id >= c.length) {
+            int n = c.length;
+            while (n <= id) n *= 2;
+            long[] bigger = new long[n];
+            System.arraycopy(c, 0, bigger, 0, c.length);
+            table[s] = c = bigger;
+        }
+        c[id]++;
+        return s;
+    }
+
+    /** Times mode's probes: the counts, then the shadow stack and tree. */
+    static void timedEnter(int id) {
+        int s = countSlowly(enters, id);
+        if (s >= 0) timedEnter(s, id);
+    }
+
+    static void timedExit(int id) {
+        int s = countSlowly(exits, id);
+        if (s >= 0) timedExit(s, id);
+    }
+
+    static void timedUnwind(int id) {
+        int s = countSlowly(unwinds, id);
+        if (s >= 0) timedExit(s, id);
     }
 
     // ---- natives (libinstr.so, agent/src/calls.rs)
@@ -198,14 +225,12 @@ public final class HeapProxyCalls {
 
     /** Entries by method id, summed over all threads (a new array), for the test API's snapshots. */
     public static long[] callCounts() {
-        long[][] all = counts;
-        if (all == null) return new long[0];
         int n = 0;
-        for (long[] c : all) if (c != null && c.length / 3 > n) n = c.length / 3;
+        for (long[] c : enters) if (c != null && c.length > n) n = c.length;
         long[] out = new long[n];
-        for (long[] c : all) {
+        for (long[] c : enters) {
             if (c == null) continue;
-            for (int id = 1; id < out.length && 3 * id < c.length; id++) out[id] += c[3 * id];
+            for (int id = 1; id < c.length; id++) out[id] += c[id];
         }
         return out;
     }
@@ -220,9 +245,8 @@ public final class HeapProxyCalls {
 
     /** Zeroes the per-thread call counts and times (other threads may be running meanwhile). */
     public static void reset() {
-        long[][] cs = counts;
-        if (cs != null) {
-            for (long[] c : cs) {
+        for (long[][] table : new long[][][] { enters, exits, unwinds }) {
+            for (long[] c : table) {
                 if (c != null) for (int i = 0; i < c.length; i++) c[i] = 0;
             }
         }
@@ -475,7 +499,7 @@ public final class HeapProxyCalls {
      */
     private static int slot() {
         long tid = U.getLong(Thread.currentThread(), TID);
-        if (tid > 0 && tid < DIRECT && counts[(int) tid] != null) return (int) tid;
+        if (tid > 0 && tid < DIRECT && enters[(int) tid] != null) return (int) tid;
         return claim(tid);
     }
 
@@ -494,7 +518,7 @@ public final class HeapProxyCalls {
         int i = DIRECT + (int) (tid % overflow);
         for (int probes = 0; probes < overflow; probes++) {
             long x = o[i];
-            if (x == tid) return counts[i] == null ? -1 : i;
+            if (x == tid) return enters[i] == null ? -1 : i;
             if (x == -1 && U.compareAndSetLong(o, LONGS + i * LONG_SCALE, -1L, tid)) {
                 init(i);
                 return i;
@@ -505,7 +529,7 @@ public final class HeapProxyCalls {
         return -1;
     }
 
-    /** Makes slot i ready for the current thread, which alone uses it. Its counts are set last: until then its probes see no slot. */
+    /** Makes slot i ready for the current thread, which alone uses it. Its entries row is set last: until then its probes see no slot. */
     private static void init(int i) {
         owners[i] = Thread.currentThread();
         if (TIMED) {
@@ -524,7 +548,9 @@ public final class HeapProxyCalls {
             touched[i] = new int[64];
             states[i] = st;
         }
-        counts[i] = new long[3 * 1024];
+        exits[i] = new long[TIMED ? 1024 : 1];
+        unwinds[i] = new long[1024];
+        enters[i] = new long[1024];
     }
 
     // ---- counts
