@@ -2,17 +2,20 @@
 
 use std::path::PathBuf;
 
-use instr_rewriter::probes::Flavour;
+use instr_rewriter::probes::{CallProbes, Flavour};
 
 pub const USAGE: &str = "\
-usage: rewrite-class [--rules FILE] [--flavour native|early] [--ids FILE] [--edit nop] [--dump METHOD]
-                     INPUT -o OUTPUT
+usage: rewrite-class [--rules FILE] [--flavour native|early] [--calls traced|counts|times] [--ids FILE]
+                     [--edit nop] [--dump METHOD] INPUT -o OUTPUT
 
 INPUT and OUTPUT are each a .class file, a .jar or a directory (layout mirrored, other files copied).
   --rules FILE    rules file selecting what to instrument (rules/README.md; an empty file selects
                   nothing, and so does leaving the option out)
   --flavour F     which HeapProxy variant the probes call: native (default; what the agent uses for
                   classes loaded after VM start-up) or early (the pure-Java wrappers it uses before)
+  --calls SHAPE   the method probes of the agent's call mode: traced (default: entry, every exit and
+                  unwind; calls=times,leaves=timed), counts (entry and unwind; calls=counts) or times
+                  (traced, but leaf methods counted only; calls=times)
   --ids FILE      write the map from method and array-site ids to names (tab-separated)
   --edit nop      self-test edit: a nop at every method entry, before every return and after every
                   array allocation, in every method
@@ -34,6 +37,7 @@ pub struct Args {
     pub edit: EditChoice,
     pub dump: Option<String>,
     pub flavour: Flavour,
+    pub calls: CallProbes,
     pub ids: Option<PathBuf>,
 }
 
@@ -45,6 +49,7 @@ pub fn parse(args: impl IntoIterator<Item = String>) -> Result<Args, String> {
     let mut edit = EditChoice::Rules;
     let mut dump = None;
     let mut flavour = Flavour::Native;
+    let mut calls = CallProbes::Traced;
     let mut ids = None;
     let mut it = args.into_iter();
     while let Some(arg) = it.next() {
@@ -60,6 +65,18 @@ pub fn parse(args: impl IntoIterator<Item = String>) -> Result<Args, String> {
                     "early" => Flavour::Early,
                     other => {
                         return Err(format!("unknown flavour '{other}' (known: native, early)"))
+                    }
+                }
+            }
+            "--calls" => {
+                calls = match value("--calls")?.as_str() {
+                    "traced" => CallProbes::Traced,
+                    "counts" => CallProbes::Counted,
+                    "times" => CallProbes::TracedExceptLeaves,
+                    other => {
+                        return Err(format!(
+                            "unknown call probes '{other}' (known: traced, counts, times)"
+                        ))
                     }
                 }
             }
@@ -88,6 +105,7 @@ pub fn parse(args: impl IntoIterator<Item = String>) -> Result<Args, String> {
         edit,
         dump,
         flavour,
+        calls,
         ids,
     })
 }

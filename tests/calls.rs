@@ -169,7 +169,7 @@ fn counts_are_exact_in_every_execution_mode() {
         for (mode, flags) in MODES {
             // The exact clock (System.nanoTime per event) once per JDK, under C2.
             let exact: &[&str] = if *mode == "C2" {
-                &["times,clock=exact"]
+                &["times,clock=exact", "times,leaves=timed"]
             } else {
                 &[]
             };
@@ -245,6 +245,9 @@ fn check_times(what: &str, r: &Run) {
             "{what}: {name}"
         );
         for m in t["methods"].as_array().unwrap() {
+            if m["timed"] == false {
+                continue;
+            }
             for (total, own) in [
                 ("total_cpu_ns", "self_cpu_ns"),
                 ("total_wall_ns", "self_wall_ns"),
@@ -267,6 +270,10 @@ fn check_times(what: &str, r: &Run) {
     // Totals: calls per method equal the exact counts; inclusive >= exclusive.
     for m in r.json["methods"].as_array().unwrap() {
         assert_eq!(num(m, "calls"), num(m, "enters"), "{what}: {m}");
+        if m["timed"] == false {
+            assert!(m.get("self_cpu_ns").is_none(), "{what}: untimed {m}");
+            continue;
+        }
         assert!(
             num(m, "total_cpu_ns") >= num(m, "self_cpu_ns"),
             "{what}: {m}"
@@ -296,6 +303,23 @@ fn check_times(what: &str, r: &Run) {
     );
     assert_eq!(edge("main", "lambda$main$1"), compare, "{what}");
     assert_eq!(edge("lambda$main$1", "compareValues"), compare, "{what}");
+    // Leaves (no call, loop or monitor): counted exactly either way; timed, with their edges, only
+    // with leaves=timed.
+    let timed_leaves = what.contains("leaves=timed");
+    for (caller, class, leaf, calls) in [
+        ("lambda$main$2", "CallCounts", "work", 36_000),
+        ("main", "CallCounts", "lambda$main$0", 100),
+        ("greet", "CallCounts$Named", "name", 5),
+    ] {
+        let m = method(&r.json["methods"], class, leaf);
+        assert_eq!(num(m, "calls"), calls, "{what}: {leaf}");
+        assert_eq!(m.get("timed").is_none(), timed_leaves, "{what}: {m}");
+        let expected = if timed_leaves { calls } else { 0 };
+        assert_eq!(edge(caller, leaf), expected, "{what}: {caller} -> {leaf}");
+    }
+    if !timed_leaves {
+        assert!(r.txt.contains("LEAF CALLS BEGIN"), "{what}");
+    }
     // Reports: the CPU TIME section and collapsed stacks weighted by CPU time.
     assert!(r.txt.contains("CPU TIME (ms) BEGIN"), "{what}");
     let fib_line = r
@@ -325,9 +349,10 @@ fn asynchronous_exceptions_leave_a_repaired_stack() {
         println!("no JDK < 20: Thread.stop is not available, skipped");
     }
     for jdk in old {
-        for _ in 0..3 {
-            let r = run_calls(&jdk, "times", &[], &["stop"]);
-            let what = format!("[{}] Thread.stop", jdk.version);
+        // With leaves timed the stop often lands inside spinner's own probes; counted, inside its caller's.
+        for calls in ["times,leaves=timed", "times", "times,leaves=timed"] {
+            let r = run_calls(&jdk, calls, &[], &["stop"]);
+            let what = format!("[{}] Thread.stop calls={calls}", jdk.version);
             assert!(r.stdout.contains(" stopped"), "{what}: {}", r.stdout);
             assert_exact(&what, &r);
             let victim = r.json["calls"]["threads"]

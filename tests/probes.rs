@@ -12,7 +12,7 @@
 
 mod support;
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::{BTreeMap, HashMap, HashSet};
 use std::fs;
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -44,6 +44,11 @@ fn test_proxy(jdk: &Jdk) -> PathBuf {
 /// test-classes/probes compiled with `jdk` against the test proxy, then rewritten with all probes.
 /// Returns (original classes, rewritten classes, id map text).
 fn probe_programs(jdk: &Jdk, name: &str) -> (PathBuf, PathBuf, String) {
+    probe_programs_with(jdk, name, &[])
+}
+
+/// [`probe_programs`] with more rewrite-class options (`--calls SHAPE`).
+fn probe_programs_with(jdk: &Jdk, name: &str, options: &[&str]) -> (PathBuf, PathBuf, String) {
     let base = target_dir().join(format!("probe-programs-{name}-{}", jdk.key()));
     let (orig, new, ids) = (base.join("orig"), base.join("new"), base.join("ids.tsv"));
     let _ = fs::remove_dir_all(&base);
@@ -64,7 +69,11 @@ fn probe_programs(jdk: &Jdk, name: &str) -> (PathBuf, PathBuf, String) {
             rules.to_str().unwrap(),
             "--ids",
             ids.to_str().unwrap(),
-        ],
+        ]
+        .iter()
+        .chain(options)
+        .copied()
+        .collect::<Vec<_>>(),
         &orig,
         &new,
     );
@@ -343,6 +352,59 @@ fn counts_are_exact_in_every_execution_mode() {
                 jdk.version,
                 counts.len()
             );
+        }
+    }
+}
+
+/// The call-probe shapes of the agent's modes: `counts` (entry and unwind only) and `times` (leaves
+/// counted only) count every call and exceptional exit exactly; a counted-only method has no exit probe.
+#[test]
+fn call_probe_shapes_count_exactly() {
+    const LEAVES: &[(&str, &str)] = &[
+        ("Calls", "lambda$main$0"),
+        ("Calls$Shape", "lambda$square$0"),
+        ("Calls$Shape", "kind"),
+        ("Calls$Op$1", "apply"),
+        ("Calls$Op$2", "apply"),
+        ("Calls$Inner", "twice"),
+    ];
+    for jdk in jdks() {
+        let java_base = counting_java_base(&jdk);
+        for shape in ["counts", "times"] {
+            let (_, classes, ids_text) =
+                probe_programs_with(&jdk, &format!("shape-{shape}"), &["--calls", shape]);
+            let ids = method_ids(&ids_text);
+            let counted: HashSet<MethodKey> = ids_text
+                .lines()
+                .filter_map(|l| l.strip_prefix("counted\t"))
+                .map(|id| ids[&id.parse::<u32>().unwrap()].clone())
+                .collect();
+            for &(class, name, desc, ..) in EXPECTED_CALLS {
+                let key = (class.to_string(), name.to_string(), desc.to_string());
+                let leaf = LEAVES.contains(&(class, name));
+                assert_eq!(
+                    counted.contains(&key),
+                    shape == "counts" || leaf,
+                    "[{}] --calls {shape}: {class}.{name}{desc} counted only?",
+                    jdk.version
+                );
+            }
+            for (mode, flags) in MODES {
+                let what = format!("[{}] --calls {shape} {mode}", jdk.version);
+                let out = run_counted(&jdk, &java_base, &classes, flags, "Calls");
+                assert_eq!(out.lines().next(), Some(EXPECTED_CALLS_RESULT), "{what}");
+                let counts = call_counts(&out, &ids);
+                for &(class, name, desc, enters, exits, unwinds) in EXPECTED_CALLS {
+                    let key = (class.to_string(), name.to_string(), desc.to_string());
+                    let exits = if counted.contains(&key) { 0 } else { exits };
+                    assert_eq!(
+                        counts.get(&key).copied().unwrap_or_default(),
+                        (enters, exits, unwinds),
+                        "{what}: {class}.{name}{desc} (enters, exits, unwinds)"
+                    );
+                }
+                println!("{what}: exact, {} methods counted only", counted.len());
+            }
         }
     }
 }

@@ -77,6 +77,7 @@ fn instrument(a: &Agent, name: &[u8], bytes: &[u8]) -> Option<Vec<u8>> {
         selection: &a.rules,
         ids: &a.ids,
         flavour,
+        calls: a.call_probes,
     };
     match rewrite(bytes, &edit, Options::default()) {
         Ok(r) => {

@@ -37,6 +37,7 @@ use std::sync::atomic::Ordering;
 use std::sync::OnceLock;
 use std::time::Instant;
 
+use instr_rewriter::probes::CallProbes;
 use jni_sys::{jint, jvalue, JNIEnv, JavaVM, JNI_ERR, JNI_OK};
 
 use crate::jvmti::jthread;
@@ -177,6 +178,11 @@ unsafe fn load(vm: *mut JavaVM, options: &str) -> Result<(), String> {
             .then(|| live::Live::new(live_every, MAX_SITES as usize, CLASS_SLOTS as usize)),
         call_times: settings.call_times,
         exact_clock: settings.exact_clock,
+        call_probes: match (settings.call_times, settings.timed_leaves) {
+            (false, _) => CallProbes::Counted,
+            (true, false) => CallProbes::TracedExceptLeaves,
+            (true, true) => CallProbes::Traced,
+        },
         ids: Default::default(),
         engaged: Default::default(),
         proxy: Default::default(),

@@ -466,7 +466,33 @@ fn times_json(v: &mut Value, t: &Times) {
     v["total_wall_ns"] = json!(t.total_wall);
 }
 
+/// Whether the method's probes count its calls only (a leaf under `calls=times`): no shadow frame, no
+/// time of its own, no edge.
+fn counted_only(a: &Agent, id: u32) -> bool {
+    a.ids.method(id).is_some_and(|m| m.counted_only)
+}
+
 impl Calls {
+    /// The counted-only methods a thread called, for its entry in times mode's `threads`.
+    fn counted_only_calls<'s>(
+        &'s self,
+        a: &'s Agent,
+        tid: i64,
+    ) -> impl Iterator<Item = Value> + 's {
+        self.thread_counts
+            .iter()
+            .filter(move |t| t.tid == tid)
+            .flat_map(|t| t.counts.iter())
+            .filter(|&(&id, _)| counted_only(a, id))
+            .map(|(&id, c)| {
+                let mut v = method_json(a, id);
+                v["calls"] = json!(c.enters);
+                v["unwinds"] = json!(c.unwinds);
+                v["timed"] = json!(false);
+                v
+            })
+    }
+
     /// Times per method over all threads.
     pub fn totals(&self) -> BTreeMap<u32, Times> {
         let mut all: BTreeMap<u32, Times> = BTreeMap::new();
@@ -486,7 +512,12 @@ impl Calls {
             let mut v = method_json(a, id);
             v["enters"] = json!(c.enters);
             v["unwinds"] = json!(c.unwinds);
-            if self.times {
+            if self.times && counted_only(a, id) {
+                // No exit probe: a leaf cannot block, so every call not unwound has returned.
+                v["exits"] = json!(c.enters.saturating_sub(c.unwinds));
+                v["calls"] = json!(c.enters);
+                v["timed"] = json!(false);
+            } else if self.times {
                 v["exits"] = json!(c.exits);
                 times_json(&mut v, &totals.get(&id).copied().unwrap_or_default());
             }
@@ -542,7 +573,7 @@ impl Calls {
                             let mut v = method_json(a, id);
                             times_json(&mut v, m);
                             v
-                        }).collect::<Vec<_>>(),
+                        }).chain(self.counted_only_calls(a, t.tid)).collect::<Vec<_>>(),
                     })
                 })
                 .collect();
@@ -576,10 +607,18 @@ impl Calls {
             Some(m) => format!("{}.{}{}", m.class.replace('/', "."), m.name, m.descriptor),
             None => format!("method#{id}"),
         };
-        if !self.times {
-            let mut rows: Vec<(&u32, &Counts)> = self.counts.iter().collect();
+        // Ranked by calls: every method in counts mode, the untimed leaves in times mode.
+        let counts_table = |s: &mut String, section: &str, note: &str, leaves_only: bool| {
+            let mut rows: Vec<(&u32, &Counts)> = self
+                .counts
+                .iter()
+                .filter(|&(&id, _)| !leaves_only || counted_only(a, id))
+                .collect();
+            if rows.is_empty() {
+                return;
+            }
             rows.sort_by(|x, y| y.1.enters.cmp(&x.1.enters).then(x.0.cmp(y.0)));
-            let _ = writeln!(s, "\nCALLS BEGIN (exact; ordered by calls)");
+            let _ = writeln!(s, "\n{section} BEGIN ({note})");
             let _ = writeln!(s, " rank        count      unwinds  method");
             for (i, (&id, c)) in rows.iter().enumerate() {
                 let _ = writeln!(
@@ -591,7 +630,10 @@ impl Calls {
                     name(id)
                 );
             }
-            let _ = writeln!(s, "CALLS END");
+            let _ = writeln!(s, "{section} END");
+        };
+        if !self.times {
+            counts_table(&mut s, "CALLS", "exact; ordered by calls", false);
             return s;
         }
         let totals = self.totals();
@@ -637,6 +679,12 @@ impl Calls {
             );
         }
         let _ = writeln!(s, "CPU TIME (ms) END");
+        counts_table(
+            &mut s,
+            "LEAF CALLS",
+            "exact counts; leaf methods are not timed: their time is their callers' self time; leaves=timed times them",
+            true,
+        );
         let _ = writeln!(s, "\nTHREADS (calls=times)");
         for t in &self.threads {
             let _ = writeln!(

@@ -21,6 +21,9 @@ OPTIONS is either a rules file (rules/*.yaml) or comma-separated key=value pairs
   trace-allocs=on   put object allocations and frees in the trace (walks a stack per object)
   calls=MODE    with the rules' `methods` probe: counts (default: exact calls per method) or times
                 (also per thread: calls, inclusive/exclusive CPU and wall time, caller->callee edges)
+  leaves=HOW    leaf methods (no call, loop or monitor, <= 100 bytes) under calls=times: counted
+                (default: calls and exceptional exits exact, time left to the caller, no edge) or
+                timed (a shadow frame like every other method: complete, slower)
   clock=KIND    wall clock of calls=times: tick (default: a 100 us clock read with one load) or exact
                 (System.nanoTime at every entry and exit: exact, much slower)
   help          print this and stop
@@ -47,6 +50,8 @@ pub struct Settings {
     pub call_times: bool,
     /// `clock=exact`: System.nanoTime per call event in times mode.
     pub exact_clock: bool,
+    /// `leaves=timed`: leaf methods get a shadow frame in times mode like every other method.
+    pub timed_leaves: bool,
 }
 
 /// Parses the option string. `Err` is the one-line message the agent prints before refusing to start.
@@ -68,6 +73,7 @@ pub fn parse(options: &str) -> Result<Parsed, String> {
     let mut thread_options: Vec<(&str, &str)> = Vec::new();
     let mut call_times = false;
     let mut exact_clock = false;
+    let mut timed_leaves = false;
     for pair in options.split(',') {
         let (key, value) = pair.split_once('=').ok_or_else(|| {
             format!("option '{pair}' is not key=value (see -agentpath:libinstr.so=help)")
@@ -108,10 +114,17 @@ pub fn parse(options: &str) -> Result<Parsed, String> {
                     _ => return Err(format!("clock={value}: expected tick or exact")),
                 }
             }
+            "leaves" => {
+                timed_leaves = match value {
+                    "counted" => false,
+                    "timed" => true,
+                    _ => return Err(format!("leaves={value}: expected counted or timed")),
+                }
+            }
             "help" => return Ok(Parsed::Help),
             other => {
                 return Err(format!(
-                    "unknown option '{other}' (known: rules, file, depth, live, calls, clock, threads, monitors, deadlocks, trace, trace-allocs, help)"
+                    "unknown option '{other}' (known: rules, file, depth, live, calls, leaves, clock, threads, monitors, deadlocks, trace, trace-allocs, help)"
                 ))
             }
         }
@@ -135,6 +148,7 @@ pub fn parse(options: &str) -> Result<Parsed, String> {
         CallMode {
             times: call_times,
             exact_clock,
+            timed_leaves,
         },
     )
 }
@@ -144,6 +158,7 @@ pub fn parse(options: &str) -> Result<Parsed, String> {
 struct CallMode {
     times: bool,
     exact_clock: bool,
+    timed_leaves: bool,
 }
 
 fn run(rules: Rules) -> Result<Parsed, String> {
@@ -160,6 +175,7 @@ fn settings(rules: Rules, calls: CallMode) -> Result<Parsed, String> {
         rules,
         call_times: calls.times,
         exact_clock: calls.exact_clock,
+        timed_leaves: calls.timed_leaves,
     }))
 }
 
@@ -188,7 +204,11 @@ mod tests {
         );
         assert!(parse("live=0").unwrap_err().contains("live=0"));
         assert!(parse("calls=often").unwrap_err().contains("calls=often"));
-        assert!(matches!(parse("calls=times"), Ok(Parsed::Run(s)) if s.call_times));
+        assert!(
+            matches!(parse("calls=times"), Ok(Parsed::Run(s)) if s.call_times && !s.timed_leaves)
+        );
+        assert!(matches!(parse("calls=times,leaves=timed"), Ok(Parsed::Run(s)) if s.timed_leaves));
+        assert!(parse("leaves=some").unwrap_err().contains("leaves=some"));
         assert!(parse("bogus=1")
             .unwrap_err()
             .contains("unknown option 'bogus'"));

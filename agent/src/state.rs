@@ -23,6 +23,8 @@ pub struct Agent {
     pub call_times: bool,
     /// `clock=exact`: System.nanoTime at every call event instead of the ticking clock (calls.rs).
     pub exact_clock: bool,
+    /// The shape of the method probes, from `calls=` and `leaves=`.
+    pub call_probes: instr_rewriter::probes::CallProbes,
     pub ids: IdRegistry,
     /// True once HeapProxy.engage() has run: classes loaded from then on call the native flavour.
     pub engaged: AtomicBool,

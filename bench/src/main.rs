@@ -359,6 +359,7 @@ fn measure_probes(corpus: &Corpus, passes: usize) -> Measurement {
             selection: &Everything,
             ids: &ids,
             flavour: Flavour::Native,
+            calls: Default::default(),
         };
         let result = rust_pass(
             corpus,

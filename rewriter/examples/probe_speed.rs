@@ -52,6 +52,7 @@ fn main() {
                 selection: &sel,
                 ids: &ids,
                 flavour: Flavour::Native,
+                calls: Default::default(),
             };
             let t = Instant::now();
             let mut n = 0;

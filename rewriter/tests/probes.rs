@@ -17,6 +17,7 @@ fn every_jdk_class_takes_every_probe() {
             selection: &Everything,
             ids: &ids,
             flavour: Flavour::Early,
+            calls: Default::default(),
         };
         let mut problems = Vec::new();
         let (mut rewritten, mut methods) = (0usize, 0u64);

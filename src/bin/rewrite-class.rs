@@ -32,6 +32,7 @@ fn main() -> ExitCode {
         selection: &rules,
         ids: &ids,
         flavour: args.flavour,
+        calls: args.calls,
     };
     let edit: &dyn MethodEdit = match args.edit {
         EditChoice::Nop => &NopEdit,

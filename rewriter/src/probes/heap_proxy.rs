@@ -12,8 +12,8 @@ pub const PROXY_CLASS: &str = "java/lang/HeapProxy";
 
 /// [`PoolBuilder::memo`] slot of the [`PROXY_CLASS`] constant; the slots below it hold the probes'
 /// Methodrefs, one per [`Probe`] (its discriminant).
-pub const MEMO_PROXY_CLASS: usize = 7;
-const _: () = assert!(Probe::ObjectBuilt as usize == MEMO_PROXY_CLASS - 1);
+pub const MEMO_PROXY_CLASS: usize = 9;
+const _: () = assert!(Probe::CountUnwind as usize == MEMO_PROXY_CLASS - 1);
 
 /// Which variant of each HeapProxy method a call site uses.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -42,6 +42,10 @@ pub enum Probe {
     ObjectNew,
     /// `(Object, int site)`: after the constructor of an object of a `new` site, for live tracking.
     ObjectBuilt,
+    /// `(int method)`: at method entry, counting the call only (no shadow frame, no exit probe needed).
+    CountCall,
+    /// `(int method)`: when an exception leaves a method whose calls are counted only.
+    CountUnwind,
 }
 
 impl Probe {
@@ -61,6 +65,10 @@ impl Probe {
             (Probe::ObjectNew, Flavour::Native) => "objectNew",
             (Probe::ObjectBuilt, Flavour::Early) => "earlyObjectBuilt",
             (Probe::ObjectBuilt, Flavour::Native) => "objectBuilt",
+            (Probe::CountCall, Flavour::Early) => "earlyCountCall",
+            (Probe::CountCall, Flavour::Native) => "countCall",
+            (Probe::CountUnwind, Flavour::Early) => "earlyCountUnwind",
+            (Probe::CountUnwind, Flavour::Native) => "countUnwind",
         }
     }
 
@@ -68,9 +76,12 @@ impl Probe {
         match self {
             Probe::ObjectAlloc => "(Ljava/lang/Object;)V",
             Probe::ArrayAlloc | Probe::ObjectBuilt => "(Ljava/lang/Object;I)V",
-            Probe::MethodEnter | Probe::MethodExit | Probe::MethodUnwind | Probe::ObjectNew => {
-                "(I)V"
-            }
+            Probe::MethodEnter
+            | Probe::MethodExit
+            | Probe::MethodUnwind
+            | Probe::ObjectNew
+            | Probe::CountCall
+            | Probe::CountUnwind => "(I)V",
         }
     }
 

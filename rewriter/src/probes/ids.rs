@@ -20,6 +20,8 @@ pub struct MethodInfo {
     pub class: String,
     pub name: String,
     pub descriptor: String,
+    /// Its probes count calls but keep no shadow frame (a leaf in `CallProbes::TracedExceptLeaves`).
+    pub counted_only: bool,
 }
 
 /// An allocation site: a `new`, `newarray`, `anewarray` or `multianewarray` instruction.
@@ -48,6 +50,8 @@ struct Tables {
     key: Vec<u8>,
     /// Per method id - 1: the range of its key in `arena`.
     methods: Vec<(u32, u32)>,
+    /// Per method id - 1: whether its probes count calls only (see [`MethodInfo::counted_only`]).
+    counted_only: Vec<bool>,
     /// Per method id - 1: its block of allocation-site ids (first id, count); (0, 0) until it has one.
     site_blocks: Vec<(u32, u32)>,
     /// Per site id - 1: method, pc, line (0: unknown), range of the allocated type in `arena`.
@@ -77,6 +81,7 @@ impl Tables {
             class: parts.next().unwrap_or_default(),
             name: parts.next().unwrap_or_default(),
             descriptor: parts.next().unwrap_or_default(),
+            counted_only: self.counted_only[(id - FIRST_ID) as usize],
         })
     }
 
@@ -151,7 +156,20 @@ impl IdRegistry {
         let range = t.add_to_arena(&key);
         t.key = key;
         t.methods.push(range);
+        t.counted_only.push(false);
         id
+    }
+
+    /// Records that the probes of method `id` count its calls but keep no shadow frame, so that reports
+    /// can tell "not timed" from "took no time".
+    pub fn set_counted_only(&self, id: u32) {
+        if let Some(flag) = self
+            .lock()
+            .counted_only
+            .get_mut(id.wrapping_sub(FIRST_ID) as usize)
+        {
+            *flag = true;
+        }
     }
 
     /// The ids of the `count` allocation sites of method `method`, a block of consecutive ids: the first is
@@ -219,7 +237,8 @@ impl IdRegistry {
         self.lock().sites.len()
     }
 
-    /// The map as tab-separated text: `method<TAB>id<TAB>class<TAB>name<TAB>descriptor` and
+    /// The map as tab-separated text: `method<TAB>id<TAB>class<TAB>name<TAB>descriptor`,
+    /// `counted<TAB>id` for a method whose calls are counted only, and
     /// `site<TAB>id<TAB>method id<TAB>pc<TAB>line<TAB>allocated type` lines (line `-` when unknown).
     pub fn to_tsv(&self) -> String {
         use std::fmt::Write;
@@ -230,6 +249,9 @@ impl IdRegistry {
                 "method\t{}\t{}\t{}\t{}",
                 m.id, m.class, m.name, m.descriptor
             );
+            if m.counted_only {
+                let _ = writeln!(s, "counted\t{}", m.id);
+            }
         }
         for site in self.sites() {
             let line = site.line.map_or("-".to_string(), |l| l.to_string());

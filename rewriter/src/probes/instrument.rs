@@ -4,7 +4,7 @@ use super::allocation_sites::{self, SiteKinds};
 use super::exclusions::{class_never_instrumented, method_probes_forbidden};
 use super::heap_proxy::Flavour;
 use super::ids::IdRegistry;
-use super::method_calls;
+use super::method_calls::{self, CallProbes};
 use super::object_alloc;
 use super::selection::Selection;
 use crate::classfile::ClassFile;
@@ -17,6 +17,8 @@ pub struct Instrumenter<'s> {
     pub selection: &'s dyn Selection,
     pub ids: &'s IdRegistry,
     pub flavour: Flavour,
+    /// The shape of the method probes (the agent's `calls=` mode).
+    pub calls: CallProbes,
 }
 
 impl MethodEdit for Instrumenter<'_> {
@@ -57,8 +59,8 @@ impl MethodEdit for Instrumenter<'_> {
         if sites {
             allocation_sites::plan(m, id, kinds, self.ids, self.flavour, pool, out)?;
         }
-        if methods {
-            method_calls::plan(m, id, self.flavour, pool, out)?;
+        if methods && method_calls::plan(m, id, self.calls, self.flavour, pool, out)? {
+            self.ids.set_counted_only(id);
         }
         Ok(())
     }

@@ -16,4 +16,5 @@ pub mod selection;
 pub use heap_proxy::{Flavour, Probe, PROXY_CLASS};
 pub use ids::{IdRegistry, MethodInfo, SiteInfo};
 pub use instrument::Instrumenter;
+pub use method_calls::CallProbes;
 pub use selection::Selection;

@@ -101,6 +101,8 @@ public final class HeapProxy {
     public static void earlyMethodEnter(int id) { if (engaged) methodEnter(id); }
     public static void earlyMethodExit(int id) { if (engaged) methodExit(id); }
     public static void earlyMethodUnwind(int id) { if (engaged) methodUnwind(id); }
+    public static void earlyCountCall(int id) { if (engaged) countCall(id); }
+    public static void earlyCountUnwind(int id) { if (engaged) countUnwind(id); }
 
     // ---- native flavour: the fast path
 
@@ -166,6 +168,10 @@ public final class HeapProxy {
     public static void methodUnwind(int id) {
         if (HeapProxyCalls.TIMED) HeapProxyCalls.timedUnwind(id); else HeapProxyCalls.unwind(id);
     }
+    // Methods whose calls are counted only (every method under calls=counts, leaves under calls=times):
+    // no shadow frame, so no exit probe either.
+    public static void countCall(int id) { HeapProxyCalls.enter(id); }
+    public static void countUnwind(int id) { HeapProxyCalls.unwind(id); }
 
     // ---- natives (exported by libinstr.so as Java_java_lang_HeapProxy_*)
 

@@ -43,6 +43,8 @@ public final class HeapProxy {
     public static void earlyMethodUnwind(int id) { methodUnwind(id); }
     public static void earlyObjectNew(int site) { objectNew(site); }
     public static void earlyObjectBuilt(Object o, int site) { objectBuilt(o, site); }
+    public static void earlyCountCall(int id) { countCall(id); }
+    public static void earlyCountUnwind(int id) { countUnwind(id); }
 
     public static synchronized void objectAlloc(Object o) {
         if (ready) countInstance(o.getClass());
@@ -76,6 +78,15 @@ public final class HeapProxy {
     }
 
     public static synchronized void methodUnwind(int id) {
+        if (ready) bump(unwinds, id);
+    }
+
+    /** Counted-only methods (rewrite-class --calls counts, and leaves under --calls times): no exit probe. */
+    public static synchronized void countCall(int id) {
+        if (ready) bump(enters, id);
+    }
+
+    public static synchronized void countUnwind(int id) {
         if (ready) bump(unwinds, id);
     }
 
