@@ -243,6 +243,7 @@ const EXPECTED_CALLS: &[(&str, &str, &str, u64, u64, u64)] = &[
     ("Calls$Op$2", "apply", "(II)I", 1, 1, 0),
     ("Calls$Op", "<clinit>", "()V", 1, 1, 0),
     ("Calls$Inner", "twice", "(I)I", 1, 1, 0),
+    ("Calls$Point", "<init>", "(II)V", 1, 1, 0),
 ];
 
 const EXPECTED_CALLS_RESULT: &str = "result fib=6765 caught=14 ctorFailures=4 counter=15 sum=285 \
@@ -367,6 +368,7 @@ fn call_probe_shapes_count_exactly() {
         ("Calls$Op$1", "apply"),
         ("Calls$Op$2", "apply"),
         ("Calls$Inner", "twice"),
+        ("Calls$Point", "<init>"),
     ];
     for jdk in jdks() {
         let java_base = counting_java_base(&jdk);

@@ -18,14 +18,14 @@ use crate::state::{lock, Agent};
 
 // HeapProxyCalls' layout (java/HeapProxy/java/lang/HeapProxyCalls.java).
 const NODE: usize = 8;
-const PARENT: usize = 0;
-const METHOD: usize = 1;
-const CALLS: usize = 2;
-const SELF_WALL: usize = 3;
-const SELF_CPU: usize = 4;
-const PENDING: usize = 5;
+const PARENT_METHOD: usize = 0;
+const CALLS: usize = 1;
+const SELF_WALL: usize = 2;
+const SELF_CPU: usize = 3;
+const PENDING: usize = 4;
+const LOST: usize = 6;
+const STATE: usize = 16;
 const DEPTH: usize = 0;
-const LAST: usize = 1;
 const READ_WALL: usize = 2;
 const READ_CPU: usize = 3;
 const NODES: usize = 4;
@@ -74,14 +74,47 @@ pub struct ThreadCalls {
     pub methods: BTreeMap<u32, Times>,
     /// (caller method id, 0 for code outside instrumented methods; callee id) -> calls.
     pub edges: HashMap<(u32, u32), u64>,
+    /// Frames popped by a repair (their exits were lost), by method.
+    pub lost: BTreeMap<u32, u64>,
+    /// Frames still on the shadow stack when the report was taken, by method.
+    pub on_stack: BTreeMap<u32, u64>,
+}
+
+impl ThreadCalls {
+    /// Adds the tree's calls to the thread's counts (whose rows hold only unwinds and the calls of frames
+    /// the tree could not hold), and derives the normal exits of the timed methods.
+    fn add_counts(&self, counts: &mut BTreeMap<u32, Counts>, counted_only: impl Fn(u32) -> bool) {
+        for (&id, t) in &self.methods {
+            counts.entry(id).or_default().enters += t.calls;
+        }
+        for (&id, c) in counts.iter_mut() {
+            if counted_only(id) {
+                continue;
+            }
+            let ended = c
+                .enters
+                .saturating_sub(self.on_stack.get(&id).copied().unwrap_or(0));
+            let lost = self.lost.get(&id).copied().unwrap_or(0);
+            c.exits = ended.saturating_sub(c.unwinds + lost);
+        }
+    }
 }
 
 #[derive(Default, Clone, Copy)]
 pub struct Counts {
     pub enters: u64,
-    /// Normal exits: counted in times mode only.
+    /// Normal exits, times mode only: derived from the shadow stack's bookkeeping, since every frame ends
+    /// by exactly one of a normal exit, an unwind, a repair (lost) or is still on the stack.
     pub exits: u64,
     pub unwinds: u64,
+}
+
+impl Counts {
+    fn add(&mut self, o: &Counts) {
+        self.enters += o.enters;
+        self.exits += o.exits;
+        self.unwinds += o.unwinds;
+    }
 }
 
 /// One thread's counts (counts mode).
@@ -196,38 +229,50 @@ pub fn collect(a: &Agent, jni: Jni) -> Calls {
     let class = class.0;
     calls.dropped = jni.static_longs(class, "dropped");
     let owners = static_array(jni, class, "owners", "[Ljava/lang/Thread;");
-    let tables = ["enters", "exits", "unwinds"].map(|name| static_array(jni, class, name, "[[J"));
-    if !owners.is_null() && tables.iter().all(|t| !t.is_null()) {
+    let rows = ["enters", "unwinds"].map(|name| static_array(jni, class, name, "[[J"));
+    let trees = ["states", "nodes"].map(|name| static_array(jni, class, name, "[[J"));
+    let times = calls.times && trees.iter().all(|t| !t.is_null());
+    let mut names = MethodNames::new(a);
+    if !owners.is_null() && rows.iter().all(|t| !t.is_null()) {
         for slot in 0..jni.array_length(owners) {
             let owner = jni.object_array_element(owners, slot);
             if owner.is_null() {
                 continue;
             }
-            // A thread's rows by method id: entries, normal exits, exceptional exits.
-            let [enters, exits, unwinds] = tables.map(|t| {
-                let row = jni.object_array_element(t, slot);
-                let values = long_region(jni, row, usize::MAX);
-                jni.delete_local(row);
-                values
-            });
             let (name, tid) = thread_identity(jni, owner);
             jni.delete_local(owner);
+            let element = |table: jobject, len: usize| {
+                let row = jni.object_array_element(table, slot);
+                let values = long_region(jni, row, len);
+                jni.delete_local(row);
+                values
+            };
+            // A thread's rows by method id: entries, exceptional exits.
+            let [enters, unwinds] = rows.map(|t| element(t, usize::MAX));
             let at = |row: &[i64], id: usize| row.get(id).copied().unwrap_or(0).max(0) as u64;
-            let mut mine = BTreeMap::new();
-            for id in 1..enters.len().max(exits.len()).max(unwinds.len()) {
+            let mut mine: BTreeMap<u32, Counts> = BTreeMap::new();
+            for id in 1..enters.len().max(unwinds.len()) {
                 let k = Counts {
                     enters: at(&enters, id),
-                    exits: at(&exits, id),
+                    exits: 0,
                     unwinds: at(&unwinds, id),
                 };
-                if k.enters + k.exits + k.unwinds == 0 {
-                    continue;
+                if k.enters + k.unwinds > 0 {
+                    mine.insert(id as u32, k);
                 }
-                let t = calls.counts.entry(id as u32).or_default();
-                t.enters += k.enters;
-                t.exits += k.exits;
-                t.unwinds += k.unwinds;
-                mine.insert(id as u32, k);
+            }
+            if times {
+                let st = element(trees[0], usize::MAX);
+                let count = st.get(NODES).copied().unwrap_or(0).max(0) as usize;
+                let n = element(trees[1], count * NODE);
+                if st.len() > TRUNCATED {
+                    let t = thread_calls(name.clone(), tid, &st, &n, &mut names, &mut calls.stacks);
+                    t.add_counts(&mut mine, |id| counted_only(a, id));
+                    calls.threads.push(t);
+                }
+            }
+            for (&id, k) in &mine {
+                calls.counts.entry(id).or_default().add(k);
             }
             calls.thread_counts.push(ThreadCounts {
                 name,
@@ -236,52 +281,8 @@ pub fn collect(a: &Agent, jni: Jni) -> Calls {
             });
         }
     }
-    for t in tables {
-        jni.delete_local(t);
-    }
-    jni.delete_local(owners);
-    if !calls.times {
-        return calls;
-    }
-    let owners = static_array(jni, class, "owners", "[Ljava/lang/Thread;");
-    let nodes = static_array(jni, class, "nodes", "[[J");
-    let states = static_array(jni, class, "states", "[[J");
-    if owners.is_null() || nodes.is_null() || states.is_null() {
-        return calls;
-    }
-    let mut names = MethodNames::new(a);
-    for slot in 0..jni.array_length(owners) {
-        let owner = jni.object_array_element(owners, slot);
-        if owner.is_null() {
-            continue;
-        }
-        let state_array = jni.object_array_element(states, slot);
-        let node_array = jni.object_array_element(nodes, slot);
-        if state_array.is_null() || node_array.is_null() {
-            jni.delete_local(owner);
-            continue;
-        }
-        let st = long_region(jni, state_array, usize::MAX);
-        let count = st.get(NODES).copied().unwrap_or(0).max(0) as usize;
-        let n = long_region(jni, node_array, count * NODE);
-        let (name, tid) = thread_identity(jni, owner);
-        for o in [owner, state_array, node_array] {
-            jni.delete_local(o);
-        }
-        if st.len() <= TRUNCATED {
-            continue;
-        }
-        calls.threads.push(thread_calls(
-            name,
-            tid,
-            &st,
-            &n,
-            &mut names,
-            &mut calls.stacks,
-        ));
-    }
     calls.names = names.short;
-    for o in [owners, nodes, states] {
+    for o in rows.into_iter().chain(trees).chain([owners]) {
         jni.delete_local(o);
     }
     calls
@@ -298,8 +299,14 @@ fn thread_calls(
 ) -> ThreadCalls {
     let count = n.len() / NODE;
     let field = |i: usize, f: usize| n[i * NODE + f].max(0) as u64;
-    let parent = |i: usize| (n[i * NODE + PARENT].max(0) as usize).min(i.saturating_sub(1));
-    let method = |i: usize| if i == 0 { 0 } else { field(i, METHOD) as u32 };
+    let parent = |i: usize| ((n[i * NODE + PARENT_METHOD] >> 32) as usize).min(i.saturating_sub(1));
+    let method = |i: usize| {
+        if i == 0 {
+            0
+        } else {
+            n[i * NODE + PARENT_METHOD] as u32
+        }
+    };
     // The part after the last CPU reading: apportioned with the thread's average ratio.
     let measured = (st[READ_CPU] - st[FIRST_CPU]).max(0) as u64;
     let measured_wall = (st[READ_WALL] - st[FIRST_WALL]).max(0) as u64;
@@ -357,6 +364,7 @@ fn thread_calls(
     }
     let mut methods: BTreeMap<u32, Times> = BTreeMap::new();
     let mut edges: HashMap<(u32, u32), u64> = HashMap::new();
+    let mut lost: BTreeMap<u32, u64> = BTreeMap::new();
     let mut global = vec![0u32; count];
     for i in 1..count {
         let m = method(i);
@@ -373,21 +381,34 @@ fn thread_calls(
             t.total_cpu += sub_cpu[i];
         }
         *edges.entry((method(parent(i)), m)).or_default() += field(i, CALLS);
+        if field(i, LOST) > 0 {
+            *lost.entry(m).or_default() += field(i, LOST);
+        }
     }
-    let _ = st[LAST];
+    let depth = st[DEPTH].max(0) as usize;
+    let on_stack = st
+        .iter()
+        .skip(STATE)
+        .take(depth)
+        .fold(BTreeMap::new(), |mut on, &frame| {
+            *on.entry(frame as u32).or_default() += 1;
+            on
+        });
     ThreadCalls {
         name,
         tid,
         cpu_measured: measured,
         cpu_tail_estimated: tail,
         wall: measured_wall,
-        depth_at_exit: st[DEPTH].max(0) as u64,
+        depth_at_exit: depth as u64,
         repaired: st[REPAIRED].max(0) as u64,
         unmatched: st[UNMATCHED].max(0) as u64,
         truncated: (st[TRUNCATED].max(0) + st[SKIPPING].max(0)) as u64,
         cpu_reads: st[READS].max(0) as u64,
         methods,
         edges,
+        lost,
+        on_stack,
     }
 }
 

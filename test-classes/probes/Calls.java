@@ -56,6 +56,9 @@ public class Calls {
 
     class Inner { int twice(int v) { return 2 * v; } }
 
+    // A value class whose constructor calls nothing but Object's: a leaf.
+    static final class Point { final int x, y; Point(int x, int y) { this.x = x; this.y = y; } }
+
     public static void main(String[] args) {
         HeapProxy.reset();
         int f = fib(20);
@@ -87,7 +90,7 @@ public class Calls {
         for (Shape s : shapes) d.append(s.describe()).append(' ');
         int ops = Op.ADD.apply(2, 3) + Op.MUL.apply(2, 3);
         Inner inner = new Calls().new Inner();
-        int t = inner.twice(21);
+        int t = inner.twice(21) + new Point(0, 0).x;
 
         String report = HeapProxy.methodReport();
         System.out.println("result fib=" + f + " caught=" + caught + " ctorFailures=" + ctorFailures

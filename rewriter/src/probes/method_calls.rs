@@ -21,6 +21,7 @@ use super::heap_proxy::{push_int_array, Flavour, Probe};
 use super::initialized_code::analyse_constructor;
 use crate::bytecode::instructions::{branch_offset, read_switch};
 use crate::bytecode::opcode::{self as op, Shape};
+use crate::bytes::read_u2;
 use crate::classfile::access;
 use crate::edit::Insertions;
 use crate::error::{Error, Result};
@@ -47,10 +48,11 @@ pub enum CallProbes {
 /// tens of nanoseconds.
 pub const LEAF_MAX_CODE: usize = 100;
 
-/// A method that can call nothing and cannot loop or block: no invoke instruction (so no constructor),
-/// no backward branch or switch target, no exception handler (a handler can jump back), no `jsr`, no
-/// monitor, not `synchronized`, and at most [`LEAF_MAX_CODE`] bytes long. Getters, setters and small
-/// arithmetic, which in real programs make most of the calls.
+/// A method that can call nothing and cannot loop or block: no invoke instruction but the
+/// `java.lang.Object` constructor (which carries no method probe), no backward branch or switch target,
+/// no exception handler (a handler can jump back), no `jsr`, no monitor, not `synchronized`, and at most
+/// [`LEAF_MAX_CODE`] bytes long. Getters, setters, small arithmetic and the constructors of small value
+/// classes, which in real programs make most of the calls.
 pub fn is_leaf(m: &MethodView<'_, '_>) -> bool {
     let code = m.code.code;
     if code.len() > LEAF_MAX_CODE
@@ -60,6 +62,10 @@ pub fn is_leaf(m: &MethodView<'_, '_>) -> bool {
         return false;
     }
     m.insns.iter().all(|&insn| match insn.opcode {
+        op::INVOKESPECIAL => {
+            let index = read_u2(code, insn.pc as usize + 1);
+            m.class.pool.member_ref(index).ok() == Some((b"java/lang/Object", b"<init>", b"()V"))
+        }
         op::INVOKEVIRTUAL..=op::INVOKEDYNAMIC
         | op::MONITORENTER
         | op::JSR

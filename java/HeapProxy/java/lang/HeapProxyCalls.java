@@ -9,10 +9,10 @@
  * calls=counts|times and fixed when the class initialises (static finals, so the JIT drops the other mode's code):
  *  - counts: per thread and method id, calls (entries) and exceptional exits. Normal exits are not counted:
  *    the exit probe is empty, so a call costs one plain add.
- *  - times: the same, plus normal exits, then per thread a shadow stack and a calling-context tree (CCT): a node
- *    per distinct call path, holding its calls, exclusive wall time and exclusive thread CPU time. Everything
- *    else (per-method counts, inclusive times, caller->callee edges, collapsed stacks) is derived from the trees
- *    by the agent at exit.
+ *  - times: per thread a shadow stack and a calling-context tree (CCT): a node per distinct call path, holding
+ *    its calls, exclusive wall time and exclusive thread CPU time. Everything else (per-method counts, normal
+ *    exits, inclusive times, caller->callee edges, collapsed stacks) is derived from the trees by the agent.
+ *    Methods the rewriter marks counted-only (leaves, or every method in counts mode) call enter/unwind.
  *
  * Time: every enter or exit closes a segment (the clock's time since the previous event of the thread) and
  * charges it to the node on top of the shadow stack (or to the root node, "outside instrumented code"). Thread
@@ -82,9 +82,11 @@ public final class HeapProxyCalls {
      */
     private static final long[] tids = unowned((int) SETTINGS[4]);
     private static final Thread[] owners = new Thread[tids.length];
-    /** Per thread, by method id: entries, normal exits (times mode only) and exceptional exits. */
+    /**
+     * Per thread, by method id: entries and exceptional exits (times mode: entries only of the frames the tree
+     * could not hold; the tree counts the rest).
+     */
     private static final long[][] enters = new long[tids.length][];
-    private static final long[][] exits = new long[tids.length][];
     private static final long[][] unwinds = new long[tids.length][];
     private static final int TIMED_SLOTS = TIMED ? tids.length : 0;
     /** The tree: NODE fields per node; node 0 is the root (method 0, "outside instrumented code"). */
@@ -96,15 +98,17 @@ public final class HeapProxyCalls {
     private static final int[][] touched = new int[TIMED_SLOTS][];
     private static final long[][] states = new long[TIMED_SLOTS][];
 
-    // Node fields.
+    // Node fields. PARENT_METHOD: parent << 32 | method id. LAST_CHILD: method id << 32 | node of the child
+    // made last (a one-entry cache in front of the hash table). LOST: frames popped by a repair.
     static final int NODE = 8;
-    static final int PARENT = 0, METHOD = 1, CALLS = 2, SELF_WALL = 3, SELF_CPU = 4, PENDING = 5,
-            LAST_CHILD_METHOD = 6, LAST_CHILD = 7;
+    static final int PARENT_METHOD = 0, CALLS = 1, SELF_WALL = 2, SELF_CPU = 3, PENDING = 4, LAST_CHILD = 5,
+            LOST = 6;
 
     // State fields.
     static final int STATE = 16;
     static final int DEPTH = 0, LAST = 1, READ_WALL = 2, READ_CPU = 3, NODES = 4, TOUCHED = 5, REPAIRED = 6,
-            UNMATCHED = 7, SKIPPING = 8, FIRST_WALL = 9, FIRST_CPU = 10, READS = 11, TRUNCATED = 12;
+            UNMATCHED = 7, SKIPPING = 8, FIRST_WALL = 9, FIRST_CPU = 10, READS = 11, TRUNCATED = 12,
+            PARKED_LAST = 13;
 
     static final long INTERVAL_NS = 1_000_000L;
     static final long OUTERMOST_READ_NS = 50_000L;
@@ -178,20 +182,73 @@ public final class HeapProxyCalls {
         return s;
     }
 
-    /** Times mode's probes: the counts, then the shadow stack and tree. */
+    // Times mode's probes. Calls are counted by the tree (a node's CALLS), so the fast paths touch only
+    // the thread's state array and its tree; the rows count only exceptional exits and the calls of frames
+    // the tree could not hold (SKIPPING). Normal exits are derived by the agent: every frame ends by exactly
+    // one of an exit, an unwind (counted), a repair (a node's LOST), or is still on the stack at the end.
+
     static void timedEnter(int id) {
-        int s = countSlowly(enters, id);
-        if (s >= 0) timedEnter(s, id);
+        long tid = U.getLong(Thread.currentThread(), TID);
+        if (tid < DIRECT) {
+            int s = (int) tid;
+            long[] st = states[s];
+            if (st != null && enterQuickly(st, nodes[s], id)) return;
+        }
+        timedEnterSlowly(id);
     }
 
     static void timedExit(int id) {
-        int s = countSlowly(exits, id);
-        if (s >= 0) timedExit(s, id);
+        long tid = U.getLong(Thread.currentThread(), TID);
+        if (tid < DIRECT) {
+            long[] st = states[(int) tid];
+            if (st != null && exitQuickly(st, id)) return;
+        }
+        timedExitSlowly(id, false);
     }
 
     static void timedUnwind(int id) {
-        int s = countSlowly(unwinds, id);
-        if (s >= 0) timedExit(s, id);
+        timedExitSlowly(id, true);
+    }
+
+    /**
+     * The common entry: the clock has not ticked since the thread's previous event (no time to charge; a
+     * skipping thread's LAST never matches), and the caller's node remembers the child it made last.
+     */
+    private static boolean enterQuickly(long[] st, long[] n, int id) {
+        int d = (int) st[DEPTH];
+        if (now() != st[LAST] || STATE + d >= st.length) return false;
+        int b = (d > 0 ? (int) (st[STATE + d - 1] >>> 32) : 0) * NODE;
+        if (b + NODE > n.length) return false;
+        long cached = n[b + LAST_CHILD];
+        int c = (int) cached * NODE;
+        if ((int) (cached >>> 32) != id || c + NODE > n.length) return false;
+        n[c + CALLS]++;
+        st[STATE + d] = cached << 32 | id;
+        st[DEPTH] = d + 1;
+        return true;
+    }
+
+    /** The common exit: no time to charge, the frame on top is this method's and not the outermost. */
+    private static boolean exitQuickly(long[] st, int id) {
+        int d = (int) st[DEPTH];
+        // d > 1: leaving the outermost frame takes the full path, which may read the CPU clock.
+        if (now() != st[LAST] || d <= 1 || STATE + d > st.length || (int) st[STATE + d - 1] != id) {
+            return false;
+        }
+        st[DEPTH] = d - 1;
+        return true;
+    }
+
+    private static void timedEnterSlowly(int id) {
+        int s = slot();
+        if (s < 0) return;
+        if (id <= 0 || id >= MAX_IDS) { add(dropped, 0); return; }
+        enterFully(s, id, now());
+    }
+
+    private static void timedExitSlowly(int id, boolean unwind) {
+        int s = unwind ? countSlowly(unwinds, id) : slot();
+        if (s >= 0) exitFully(s, id, now());
     }
 
     // ---- natives (libinstr.so, agent/src/calls.rs)
@@ -225,12 +282,28 @@ public final class HeapProxyCalls {
 
     /** Entries by method id, summed over all threads (a new array), for the test API's snapshots. */
     public static long[] callCounts() {
-        int n = 0;
-        for (long[] c : enters) if (c != null && c.length > n) n = c.length;
-        long[] out = new long[n];
-        for (long[] c : enters) {
-            if (c == null) continue;
-            for (int id = 1; id < c.length; id++) out[id] += c[id];
+        long[] out = new long[1];
+        for (int pass = 0; pass < 2; pass++) {
+            // The first pass finds the largest id, the second adds.
+            int used = 1;
+            for (long[] c : enters) {
+                if (c == null) continue;
+                used = Math.max(used, c.length);
+                if (pass == 1) for (int id = 1; id < c.length; id++) out[id] += c[id];
+            }
+            for (int s = 0; s < TIMED_SLOTS; s++) {
+                long[] n = nodes[s];
+                long[] st = states[s];
+                if (n == null || st == null) continue;
+                long made = Math.min(st[NODES], n.length / NODE);
+                for (int b = NODE; b < made * NODE; b += NODE) {
+                    int id = (int) n[b + PARENT_METHOD];
+                    if (id <= 0) continue;
+                    used = Math.max(used, id + 1);
+                    if (pass == 1 && id < out.length) out[id] += n[b + CALLS];
+                }
+            }
+            if (pass == 0) out = new long[used];
         }
         return out;
     }
@@ -245,7 +318,7 @@ public final class HeapProxyCalls {
 
     /** Zeroes the per-thread call counts and times (other threads may be running meanwhile). */
     public static void reset() {
-        for (long[][] table : new long[][][] { enters, exits, unwinds }) {
+        for (long[][] table : new long[][][] { enters, unwinds }) {
             for (long[] c : table) {
                 if (c != null) for (int i = 0; i < c.length; i++) c[i] = 0;
             }
@@ -258,6 +331,7 @@ public final class HeapProxyCalls {
                 n[b + CALLS] = 0;
                 n[b + SELF_WALL] = 0;
                 n[b + SELF_CPU] = 0;
+                n[b + LOST] = 0;
             }
         }
     }
@@ -265,73 +339,29 @@ public final class HeapProxyCalls {
     // ---- times mode
 
     // Per thread, states[s] holds the STATE fields, then the shadow stack: frame k at [STATE + k], as
-    // node << 32 | method id. Most events change nothing but the stack: the clock has not ticked since the
-    // thread's previous event (so there is no time to charge), and the caller's node remembers the child
-    // it made last. Those take the short paths, which touch two arrays; everything else takes the full one.
-
-    private static void timedEnter(int s, int id) {
-        long now = now();
-        long[] st = states[s];
-        int d = (int) st[DEPTH];
-        if (now == st[LAST] && st[SKIPPING] == 0 && d >= 0 && STATE + d < st.length) {
-            long[] n = nodes[s];
-            int top = top(st, d);
-            int b = top * NODE;
-            int child = b + NODE > n.length ? -1
-                    : n[b + LAST_CHILD_METHOD] == id ? (int) n[b + LAST_CHILD] : knownChild(s, top, id);
-            if (child > 0 && child * NODE + NODE <= n.length) {
-                n[child * NODE + CALLS]++;
-                st[STATE + d] = (long) child << 32 | id;
-                st[DEPTH] = d + 1;
-                return;
-            }
-        }
-        enterFully(s, id, now);
-    }
-
-    /** The child of `parent` for method `id` when it sits in the first place its key hashes to; else -1. */
-    private static int knownChild(int s, int parent, int id) {
-        long key = ((long) parent << 32) | (id & 0xFFFFFFFFL);
-        long[] k = keys[s];
-        int i = mix(key) & (k.length - 1);
-        return k[i] == key ? values[s][i] : -1;
-    }
-
-    private static void timedExit(int s, int id) {
-        long now = now();
-        long[] st = states[s];
-        int d = (int) st[DEPTH];
-        // d > 1: leaving the outermost frame takes the full path, which may read the CPU clock.
-        if (now == st[LAST] && st[SKIPPING] == 0 && d > 1 && STATE + d <= st.length
-                && (int) st[STATE + d - 1] == id) {
-            st[DEPTH] = d - 1;
-            return;
-        }
-        exitFully(s, id, now);
-    }
+    // node << 32 | method id.
 
     private static void enterFully(int s, int id, long now) {
         long[] st = states[s];
-        if (st[SKIPPING] > 0) { st[SKIPPING]++; return; }
+        if (st[SKIPPING] > 0) { st[SKIPPING]++; countSlowly(enters, id); return; }
         int d = (int) st[DEPTH];
         if (d < 0) { st[DEPTH] = 0; d = 0; }
-        if (STATE + d >= st.length) {
-            st = growStack(s);
-            if (st == null) { states[s][SKIPPING] = 1; return; }
-        }
         long[] n = nodes[s];
         int top = top(st, d);
         charge(s, st, n, top, now);
+        if (STATE + d >= st.length) {
+            st = growStack(s);
+            if (st == null) { startSkipping(s, id); return; }
+        }
         int b = top * NODE;
         int child;
-        if (n[b + LAST_CHILD_METHOD] == id) {
+        if ((int) (n[b + LAST_CHILD] >>> 32) == id) {
             child = (int) n[b + LAST_CHILD];
         } else {
             child = child(s, top, id);
-            if (child < 0) { st[SKIPPING] = 1; add(dropped, 2); return; }
+            if (child < 0) { add(dropped, 2); startSkipping(s, id); return; }
             n = nodes[s];
-            n[b + LAST_CHILD_METHOD] = id;
-            n[b + LAST_CHILD] = child;
+            n[b + LAST_CHILD] = (long) id << 32 | child;
         }
         n[child * NODE + CALLS]++;
         st[STATE + d] = (long) child << 32 | id;
@@ -339,14 +369,31 @@ public final class HeapProxyCalls {
         if (now - st[READ_WALL] >= INTERVAL_NS) readCpu(s, now);
     }
 
+    /**
+     * A frame the tree cannot hold (it is full, or the stack is too deep): it and everything it calls are
+     * counted in the rows but not timed, and their time goes to the frame below. LAST is parked so that
+     * no fast path matches until the skipped frame has returned.
+     */
+    private static void startSkipping(int s, int id) {
+        long[] st = states[s];
+        st[SKIPPING] = 1;
+        st[PARKED_LAST] = st[LAST];
+        st[LAST] = Long.MIN_VALUE;
+        countSlowly(enters, id);
+    }
+
     private static void exitFully(int s, int id, long now) {
         long[] st = states[s];
-        if (st[SKIPPING] > 0) { st[SKIPPING]--; return; }
+        if (st[SKIPPING] > 0) {
+            if (--st[SKIPPING] == 0) st[LAST] = st[PARKED_LAST];
+            return;
+        }
         int d = (int) st[DEPTH];
         if (d < 0 || STATE + d > st.length) { st[DEPTH] = 0; d = 0; }
-        charge(s, st, nodes[s], top(st, d), now);
+        long[] n = nodes[s];
+        charge(s, st, n, top(st, d), now);
         if (d > 0 && (int) st[STATE + d - 1] == id) st[DEPTH] = --d;
-        else repair(st, d, id);
+        else repair(st, n, d, id);
         long since = now - st[READ_WALL];
         // Leaving the outermost instrumented frame (the end of a task, often of the thread): read sooner, so
         // that little of a thread's time is left to estimate after its last reading.
@@ -386,10 +433,18 @@ public final class HeapProxyCalls {
         st[TOUCHED] = k + 1;
     }
 
-    /** An exit whose method is not on top: pop down to the nearest frame of that method, if there is one. */
-    private static void repair(long[] st, int d, int id) {
+    /**
+     * An exit whose method is not on top: pop down to the nearest frame of that method, if there is one.
+     * The frames above it lost their exits; each is counted in its node (LOST), so that the agent derives
+     * the normal exits exactly.
+     */
+    private static void repair(long[] st, long[] n, int d, int id) {
         for (int k = d - 2; k >= 0; k--) {
             if ((int) st[STATE + k] == id) {
+                for (int j = k + 1; j < d; j++) {
+                    int b = (int) (st[STATE + j] >>> 32) * NODE;
+                    if (b + NODE <= n.length) n[b + LOST]++;
+                }
                 st[REPAIRED] += d - 1 - k;
                 st[DEPTH] = k;
                 return;
@@ -448,9 +503,7 @@ public final class HeapProxyCalls {
             System.arraycopy(n, 0, bigger, 0, n.length);
             nodes[s] = n = bigger;
         }
-        int b = node * NODE;
-        n[b + PARENT] = parent;
-        n[b + METHOD] = id;
+        n[node * NODE + PARENT_METHOD] = (long) parent << 32 | id;
         st[NODES] = node + 1;
         k[i] = key;
         v[i] = node;
@@ -548,7 +601,6 @@ public final class HeapProxyCalls {
             touched[i] = new int[64];
             states[i] = st;
         }
-        exits[i] = new long[TIMED ? 1024 : 1];
         unwinds[i] = new long[1024];
         enters[i] = new long[1024];
     }
