@@ -98,7 +98,7 @@ public final class HeapProxyCalls {
     private static final int[][] touched = new int[TIMED_SLOTS][];
     private static final long[][] states = new long[TIMED_SLOTS][];
 
-    // Node fields. PARENT_METHOD: parent << 32 | method id. LAST_CHILD: method id << 32 | node of the child
+    // Node fields. PARENT_METHOD: parent << 32 | method id. LAST_CHILD: method id << 32 | base of the child
     // made last (a one-entry cache in front of the hash table). LOST: frames popped by a repair.
     static final int NODE = 8;
     static final int PARENT_METHOD = 0, CALLS = 1, SELF_WALL = 2, SELF_CPU = 3, PENDING = 4, LAST_CHILD = 5,
@@ -187,23 +187,17 @@ public final class HeapProxyCalls {
     // the tree could not hold (SKIPPING). Normal exits are derived by the agent: every frame ends by exactly
     // one of an exit, an unwind (counted), a repair (a node's LOST), or is still on the stack at the end.
 
+    // Every method on the fast paths is at most 35 bytes of bytecode, so that C1 inlines them as it does
+    // counts mode's probes.
+
     static void timedEnter(int id) {
-        long tid = U.getLong(Thread.currentThread(), TID);
-        if (tid < DIRECT) {
-            int s = (int) tid;
-            long[] st = states[s];
-            if (st != null && enterQuickly(st, nodes[s], id)) return;
-        }
-        timedEnterSlowly(id);
+        long[] st = mine(states);
+        if (st == null || !enterQuickly(st, id)) timedEnterSlowly(id);
     }
 
     static void timedExit(int id) {
-        long tid = U.getLong(Thread.currentThread(), TID);
-        if (tid < DIRECT) {
-            long[] st = states[(int) tid];
-            if (st != null && exitQuickly(st, id)) return;
-        }
-        timedExitSlowly(id, false);
+        long[] st = mine(states);
+        if (st == null || !exitQuickly(st, id)) timedExitSlowly(id, false);
     }
 
     static void timedUnwind(int id) {
@@ -212,29 +206,45 @@ public final class HeapProxyCalls {
 
     /**
      * The common entry: the clock has not ticked since the thread's previous event (no time to charge; a
-     * skipping thread's LAST never matches), and the caller's node remembers the child it made last.
+     * skipping thread's LAST never matches), the stack has room, and the caller's node knows the child.
      */
-    private static boolean enterQuickly(long[] st, long[] n, int id) {
-        int d = (int) st[DEPTH];
-        if (now() != st[LAST] || STATE + d >= st.length) return false;
-        int b = (d > 0 ? (int) (st[STATE + d - 1] >>> 32) : 0) * NODE;
-        if (b + NODE > n.length) return false;
-        long cached = n[b + LAST_CHILD];
-        int c = (int) cached * NODE;
-        if ((int) (cached >>> 32) != id || c + NODE > n.length) return false;
+    private static boolean enterQuickly(long[] st, int id) {
+        return now() == st[LAST] && push(st, (int) st[DEPTH], mine(nodes), id);
+    }
+
+    private static boolean push(long[] st, int d, long[] n, int id) {
+        return STATE + d < st.length && pushTo(st, d, n, knownChild(n, top(st, d), id), id);
+    }
+
+    private static boolean pushTo(long[] st, int d, long[] n, int c, int id) {
+        return c > 0 && c + NODE <= n.length && pushed(st, d, n, c, id);
+    }
+
+    private static boolean pushed(long[] st, int d, long[] n, int c, int id) {
         n[c + CALLS]++;
-        st[STATE + d] = cached << 32 | id;
+        st[STATE + d] = (long) c << 32 | id;
         st[DEPTH] = d + 1;
         return true;
     }
 
+    /** The child (its base) of the node at base `b` for method `id` when it is the one made last; else -1. */
+    private static int knownChild(long[] n, int b, int id) {
+        long cached = b + NODE <= n.length ? n[b + LAST_CHILD] : 0;
+        return (int) (cached >>> 32) == id ? (int) cached : -1;
+    }
+
     /** The common exit: no time to charge, the frame on top is this method's and not the outermost. */
     private static boolean exitQuickly(long[] st, int id) {
-        int d = (int) st[DEPTH];
-        // d > 1: leaving the outermost frame takes the full path, which may read the CPU clock.
-        if (now() != st[LAST] || d <= 1 || STATE + d > st.length || (int) st[STATE + d - 1] != id) {
-            return false;
-        }
+        return now() == st[LAST] && pop(st, (int) st[DEPTH], id);
+    }
+
+    // d > 1: leaving the outermost frame takes the full path, which may read the CPU clock.
+    private static boolean pop(long[] st, int d, int id) {
+        return d > 1 && STATE + d <= st.length && popped(st, d, id);
+    }
+
+    private static boolean popped(long[] st, int d, int id) {
+        if ((int) st[STATE + d - 1] != id) return false;
         st[DEPTH] = d - 1;
         return true;
     }
@@ -339,7 +349,7 @@ public final class HeapProxyCalls {
     // ---- times mode
 
     // Per thread, states[s] holds the STATE fields, then the shadow stack: frame k at [STATE + k], as
-    // node << 32 | method id.
+    // base << 32 | method id, where base = node * NODE is where the node's fields start in nodes[s].
 
     private static void enterFully(int s, int id, long now) {
         long[] st = states[s];
@@ -347,24 +357,24 @@ public final class HeapProxyCalls {
         int d = (int) st[DEPTH];
         if (d < 0) { st[DEPTH] = 0; d = 0; }
         long[] n = nodes[s];
-        int top = top(st, d);
-        charge(s, st, n, top, now);
+        int b = top(st, d);
+        charge(s, st, n, b, now);
         if (STATE + d >= st.length) {
             st = growStack(s);
             if (st == null) { startSkipping(s, id); return; }
         }
-        int b = top * NODE;
-        int child;
+        int c;
         if ((int) (n[b + LAST_CHILD] >>> 32) == id) {
-            child = (int) n[b + LAST_CHILD];
+            c = (int) n[b + LAST_CHILD];
         } else {
-            child = child(s, top, id);
+            int child = child(s, b / NODE, id);
             if (child < 0) { add(dropped, 2); startSkipping(s, id); return; }
+            c = child * NODE;
             n = nodes[s];
-            n[b + LAST_CHILD] = (long) id << 32 | child;
+            n[b + LAST_CHILD] = (long) id << 32 | c;
         }
-        n[child * NODE + CALLS]++;
-        st[STATE + d] = (long) child << 32 | id;
+        n[c + CALLS]++;
+        st[STATE + d] = (long) c << 32 | id;
         st[DEPTH] = d + 1;
         if (now - st[READ_WALL] >= INTERVAL_NS) readCpu(s, now);
     }
@@ -400,7 +410,7 @@ public final class HeapProxyCalls {
         if (since >= INTERVAL_NS || (d == 0 && since >= OUTERMOST_READ_NS)) readCpu(s, now);
     }
 
-    /** The node of the frame on top of a stack of depth d: the root (0) when it is empty. */
+    /** The base of the node of the frame on top of a stack of depth d: the root (0) when it is empty. */
     private static int top(long[] st, int d) {
         return d > 0 ? (int) (st[STATE + d - 1] >>> 32) : 0;
     }
@@ -409,19 +419,19 @@ public final class HeapProxyCalls {
         return CLOCK != 0 ? U.getLongVolatile(null, CLOCK) : System.nanoTime();
     }
 
-    /** Charges the wall time since the thread's previous event to `node`. */
-    private static void charge(int s, long[] st, long[] n, int node, long now) {
+    /** Charges the wall time since the thread's previous event to the node at base `b`. */
+    private static void charge(int s, long[] st, long[] n, int b, long now) {
         long seg = now - st[LAST];
         st[LAST] = now;
         if (seg <= 0) return;
-        int b = node * NODE;
         if (b + NODE > n.length) return;
         n[b + SELF_WALL] += seg;
-        if (n[b + PENDING] == 0) touch(s, st, node);
+        if (n[b + PENDING] == 0) touch(s, st, b);
         n[b + PENDING] += seg;
     }
 
-    private static void touch(int s, long[] st, int node) {
+    /** Remembers the node at base `b` as charged since the last CPU reading. */
+    private static void touch(int s, long[] st, int b) {
         int[] t = touched[s];
         int k = (int) st[TOUCHED];
         if (k >= t.length) {
@@ -429,7 +439,7 @@ public final class HeapProxyCalls {
             System.arraycopy(t, 0, bigger, 0, t.length);
             touched[s] = t = bigger;
         }
-        t[k] = node;
+        t[k] = b;
         st[TOUCHED] = k + 1;
     }
 
@@ -442,7 +452,7 @@ public final class HeapProxyCalls {
         for (int k = d - 2; k >= 0; k--) {
             if ((int) st[STATE + k] == id) {
                 for (int j = k + 1; j < d; j++) {
-                    int b = (int) (st[STATE + j] >>> 32) * NODE;
+                    int b = (int) (st[STATE + j] >>> 32);
                     if (b + NODE <= n.length) n[b + LOST]++;
                 }
                 st[REPAIRED] += d - 1 - k;
@@ -462,10 +472,10 @@ public final class HeapProxyCalls {
         int k = (int) st[TOUCHED];
         long dCpu = cpu - st[READ_CPU];
         long total = 0;
-        for (int i = 0; i < k; i++) total += n[t[i] * NODE + PENDING];
+        for (int i = 0; i < k; i++) total += n[t[i] + PENDING];
         long given = 0;
         for (int i = 0; i < k; i++) {
-            int b = t[i] * NODE;
+            int b = t[i];
             long p = n[b + PENDING];
             n[b + PENDING] = 0;
             if (dCpu <= 0 || total <= 0) continue;
