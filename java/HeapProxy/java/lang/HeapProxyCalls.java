@@ -91,9 +91,12 @@ public final class HeapProxyCalls {
     private static final int TIMED_SLOTS = TIMED ? tids.length : 0;
     /** The tree: NODE fields per node; node 0 is the root (method 0, "outside instrumented code"). */
     private static final long[][] nodes = new long[TIMED_SLOTS][];
-    /** (parent << 32 | method) + node index, open addressing; a key is never 0 since method ids start at 1. */
-    private static final long[][] keys = new long[TIMED_SLOTS][];
-    private static final int[][] values = new int[TIMED_SLOTS][];
+    /**
+     * The children of the tree's nodes, open addressing: entry i is [2i] = parent base << 32 | method id (never
+     * 0: ids start at 1) and [2i + 1] = the child's base, on one cache line. At most half full, so most keys
+     * sit in the slot they hash to, which is all the fast path looks at.
+     */
+    private static final long[][] children = new long[TIMED_SLOTS][];
     /** Nodes charged since the last CPU reading. */
     private static final int[][] touched = new int[TIMED_SLOTS][];
     private static final long[][] states = new long[TIMED_SLOTS][];
@@ -192,7 +195,7 @@ public final class HeapProxyCalls {
 
     static void timedEnter(int id) {
         long[] st = mine(states);
-        if (st == null || !enterQuickly(st, id)) timedEnterSlowly(id);
+        if (st == null || !enterQuickly(st, mine(nodes), id)) timedEnterSlowly(id);
     }
 
     static void timedExit(int id) {
@@ -205,21 +208,24 @@ public final class HeapProxyCalls {
     }
 
     /**
-     * The common entry: the clock has not ticked since the thread's previous event (no time to charge; a
-     * skipping thread's LAST never matches), the stack has room, and the caller's node knows the child.
+     * The common entry: the stack has room, the child node exists and is found without a search, and the
+     * clock has not ticked since the thread's previous event (no time to charge; a skipping thread's LAST
+     * never matches). The clock is read last: its volatile load keeps the JIT from reusing loads across it.
      */
-    private static boolean enterQuickly(long[] st, int id) {
-        return now() == st[LAST] && push(st, (int) st[DEPTH], mine(nodes), id);
+    private static boolean enterQuickly(long[] st, long[] n, int id) {
+        return enterAt(st, (int) st[DEPTH], n, id);
     }
 
-    private static boolean push(long[] st, int d, long[] n, int id) {
-        return STATE + d < st.length && pushTo(st, d, n, knownChild(n, top(st, d), id), id);
+    private static boolean enterAt(long[] st, int d, long[] n, int id) {
+        return STATE + d < st.length && pushKnown(st, d, n, knownChild(n, top(st, d), id), id);
     }
 
-    private static boolean pushTo(long[] st, int d, long[] n, int c, int id) {
-        return c > 0 && c + NODE <= n.length && pushed(st, d, n, c, id);
+    private static boolean pushKnown(long[] st, int d, long[] n, int c, int id) {
+        return c > 0 && now() == st[LAST] && pushed(st, d, n, c, id);
     }
 
+    // Node bases need no bounds check: every base in a stack frame, a LAST_CHILD or the children table was
+    // made by child() after nodes[s] had grown to hold it, and nodes[s] never shrinks.
     private static boolean pushed(long[] st, int d, long[] n, int c, int id) {
         n[c + CALLS]++;
         st[STATE + d] = (long) c << 32 | id;
@@ -227,10 +233,27 @@ public final class HeapProxyCalls {
         return true;
     }
 
-    /** The child (its base) of the node at base `b` for method `id` when it is the one made last; else -1. */
+    /**
+     * The child (its base) of the node at base `b` for method `id` when it is the one that node made last,
+     * or sits in the slot its key hashes to; else -1.
+     */
     private static int knownChild(long[] n, int b, int id) {
-        long cached = b + NODE <= n.length ? n[b + LAST_CHILD] : 0;
-        return (int) (cached >>> 32) == id ? (int) cached : -1;
+        long cached = n[b + LAST_CHILD];
+        return (int) (cached >>> 32) == id ? (int) cached : hashedChild(b, id);
+    }
+
+    private static int hashedChild(int b, int id) {
+        return hashed(mine(children), (long) b << 32 | id);
+    }
+
+    private static int hashed(long[] h, long key) {
+        int i = slotOf(key, h.length);
+        return h[i] == key ? (int) h[i + 1] : -1;
+    }
+
+    /** The even index where `key` is looked for first in a children table of `length` longs. */
+    private static int slotOf(long key, int length) {
+        return (int) ((key * 0x9E3779B97F4A7C15L) >>> 40) & (length - 2);
     }
 
     /** The common exit: no time to charge, the frame on top is this method's and not the outermost. */
@@ -367,9 +390,8 @@ public final class HeapProxyCalls {
         if ((int) (n[b + LAST_CHILD] >>> 32) == id) {
             c = (int) n[b + LAST_CHILD];
         } else {
-            int child = child(s, b / NODE, id);
-            if (child < 0) { add(dropped, 2); startSkipping(s, id); return; }
-            c = child * NODE;
+            c = child(s, b, id);
+            if (c < 0) { add(dropped, 2); startSkipping(s, id); return; }
             n = nodes[s];
             n[b + LAST_CHILD] = (long) id << 32 | c;
         }
@@ -494,15 +516,13 @@ public final class HeapProxyCalls {
         st[READS]++;
     }
 
-    /** The child of `parent` for method `id`, made the first time; -1 when the thread's tree is full. */
-    private static int child(int s, int parent, int id) {
-        long key = ((long) parent << 32) | (id & 0xFFFFFFFFL);
-        long[] k = keys[s];
-        int[] v = values[s];
-        int mask = k.length - 1;
-        int i = mix(key) & mask;
-        for (long x; (x = k[i]) != 0; i = (i + 1) & mask) {
-            if (x == key) return v[i];
+    /** The child (its base) of the node at base `b` for method `id`, made the first time; -1 when the tree is full. */
+    private static int child(int s, int b, int id) {
+        long key = (long) b << 32 | id;
+        long[] h = children[s];
+        int i = slotOf(key, h.length);
+        for (long x; (x = h[i]) != 0; i = (i + 2) & (h.length - 1)) {
+            if (x == key) return (int) h[i + 1];
         }
         long[] st = states[s];
         int node = (int) st[NODES];
@@ -513,35 +533,28 @@ public final class HeapProxyCalls {
             System.arraycopy(n, 0, bigger, 0, n.length);
             nodes[s] = n = bigger;
         }
-        n[node * NODE + PARENT_METHOD] = (long) parent << 32 | id;
+        int c = node * NODE;
+        n[c + PARENT_METHOD] = (long) (b / NODE) << 32 | id;
         st[NODES] = node + 1;
-        k[i] = key;
-        v[i] = node;
-        if (2 * (node + 1) > k.length) rehash(s);
-        return node;
-    }
-
-    private static int mix(long key) {
-        long h = key * 0x9E3779B97F4A7C15L;
-        return (int) (h ^ (h >>> 29));
+        h[i] = key;
+        h[i + 1] = c;
+        // At most half full: entries take two longs, so 4 longs per node.
+        if (4L * (node + 1) > h.length) rehash(s);
+        return c;
     }
 
     private static void rehash(int s) {
-        long[] k = keys[s];
-        int[] v = values[s];
-        long[] k2 = new long[k.length * 2];
-        int[] v2 = new int[k.length * 2];
-        int mask = k2.length - 1;
-        for (int j = 0; j < k.length; j++) {
-            long x = k[j];
+        long[] h = children[s];
+        long[] bigger = new long[h.length * 2];
+        for (int j = 0; j < h.length; j += 2) {
+            long x = h[j];
             if (x == 0) continue;
-            int i = mix(x) & mask;
-            while (k2[i] != 0) i = (i + 1) & mask;
-            k2[i] = x;
-            v2[i] = v[j];
+            int i = slotOf(x, bigger.length);
+            while (bigger[i] != 0) i = (i + 2) & (bigger.length - 1);
+            bigger[i] = x;
+            bigger[i + 1] = h[j + 1];
         }
-        values[s] = v2;
-        keys[s] = k2;
+        children[s] = bigger;
     }
 
     /** Doubles the thread's state and stack array; null (and counted) beyond MAX_DEPTH frames. */
@@ -606,8 +619,7 @@ public final class HeapProxyCalls {
             st[FIRST_CPU] = cpu;
             st[NODES] = 1;
             nodes[i] = new long[256 * NODE];
-            keys[i] = new long[512];
-            values[i] = new int[512];
+            children[i] = new long[1024];
             touched[i] = new int[64];
             states[i] = st;
         }
