@@ -93,8 +93,8 @@ public final class HeapProxyCalls {
     private static final long[][] nodes = new long[TIMED_SLOTS][];
     /**
      * The children of the tree's nodes, open addressing: entry i is [2i] = parent base << 32 | method id (never
-     * 0: ids start at 1) and [2i + 1] = the child's base, on one cache line. At most half full, so most keys
-     * sit in the slot they hash to, which is all the fast path looks at.
+     * 0: ids start at 1) and [2i + 1] = the child's base, on one cache line. At most a quarter full, so most
+     * keys sit in the slot they hash to, which is all the fast path looks at.
      */
     private static final long[][] children = new long[TIMED_SLOTS][];
     /** Nodes charged since the last CPU reading. */
@@ -538,8 +538,9 @@ public final class HeapProxyCalls {
         st[NODES] = node + 1;
         h[i] = key;
         h[i + 1] = c;
-        // At most half full: entries take two longs, so 4 longs per node.
-        if (4L * (node + 1) > h.length) rehash(s);
+        // At most a quarter full (entries take two longs: 8 longs per node), so that nearly every key sits in
+        // the slot it hashes to, the only one the fast path reads.
+        if (8L * (node + 1) > h.length) rehash(s);
         return c;
     }
 
@@ -619,7 +620,7 @@ public final class HeapProxyCalls {
             st[FIRST_CPU] = cpu;
             st[NODES] = 1;
             nodes[i] = new long[256 * NODE];
-            children[i] = new long[1024];
+            children[i] = new long[2048];
             touched[i] = new int[64];
             states[i] = st;
         }
