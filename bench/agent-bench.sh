@@ -15,7 +15,8 @@
 #           thread start/end and CPU time, contended enter/entered and wait/waited (MONITOR TIME)
 #   jfr     no agent; -XX:StartFlightRecording with settings=profile (allocation sampling on)
 #   calls   method probes on every method of the workload's own packages (see app_packages), calls=counts
-#   times   the same with calls=times (per-thread call trees, CPU and wall time)
+#   times   the same with calls=times (per-thread call trees, CPU and wall time; leaf methods counted only)
+#   timesall  calls=times,leaves=timed: leaf methods timed like the others
 # For calls and times the median number of calls counted (sum of the report's enters) is printed too.
 # -c measures CPU seconds (user + system) instead of wall seconds: steadier on a loaded machine.
 # Build first: cargo build --release -p instr-agent. It is a benchmark, not a test: it asserts nothing.
@@ -50,6 +51,7 @@ opts() {  # opts MODE WORKLOAD RUN
   case $1 in
     calls)  echo "-agentpath:$LIB=rules=$(calls_rules "$2"),file=$OUT/c-$2-$1-$3,calls=counts" ;;
     times)  echo "-agentpath:$LIB=rules=$(calls_rules "$2"),file=$OUT/c-$2-$1-$3,calls=times" ;;
+    timesall) echo "-agentpath:$LIB=rules=$(calls_rules "$2"),file=$OUT/c-$2-$1-$3,calls=times,leaves=timed" ;;
     none)   echo "" ;;
     empty)  echo "-agentpath:$LIB=rules=$ROOT/rules/empty.yaml,file=$OUT/r-%p" ;;
     count)  echo "-agentpath:$LIB=rules=$ROOT/rules/default.yaml,file=$OUT/r-%p,depth=0" ;;
@@ -83,7 +85,7 @@ for w in $NAMES; do
     for m in none $MODES; do times[$m]+="$(run1 "$w" "$m" "$i") "; done
   done
   for m in $MODES; do
-    case $m in calls|times)
+    case $m in calls|times|timesall)
       ncalls[$w-$m]=$(for i in $(seq 1 "$N"); do calls_counted "$w" "$m" "$i"; done | median) ;;
     esac
   done
@@ -108,7 +110,7 @@ for m in $MODES; do
 done
 echo
 for m in $MODES; do
-  case $m in calls|times)
+  case $m in calls|times|timesall)
     printf 'calls counted (%s, median per run):' "$m"
     for w in $NAMES; do printf ' %s=%s' "$w" "${ncalls[$w-$m]:--}"; done; echo ;;
   esac
