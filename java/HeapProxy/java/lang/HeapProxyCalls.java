@@ -37,6 +37,8 @@
 package java.lang;
 
 import jdk.internal.misc.Unsafe;
+import jdk.internal.vm.annotation.DontInline;
+import jdk.internal.vm.annotation.ForceInline;
 
 public final class HeapProxyCalls {
     private HeapProxyCalls() {}
@@ -143,6 +145,7 @@ public final class HeapProxyCalls {
     // probes past 35 bytes.)
 
     /** Counts mode's entry probe. */
+    @ForceInline
     static void enter(int id) {
         long[] c = mine(enters);
         if (c != null && id < c.length) c[id]++;
@@ -150,16 +153,20 @@ public final class HeapProxyCalls {
     }
 
     /** Counts mode's unwind probe (exceptional exits). */
+    @ForceInline
     static void unwind(int id) {
         long[] c = mine(unwinds);
         if (c != null && id < c.length) c[id]++;
         else unwindSlowly(id);
     }
 
+    @DontInline
     private static void enterSlowly(int id) { countSlowly(enters, id); }
+    @DontInline
     private static void unwindSlowly(int id) { countSlowly(unwinds, id); }
 
     /** The current thread's row of `table` in the common case (a small tid with its slot made); else null. */
+    @ForceInline
     private static long[] mine(long[][] table) {
         long tid = U.getLong(Thread.currentThread(), TID);
         return tid < DIRECT ? table[(int) tid] : null;
@@ -190,19 +197,27 @@ public final class HeapProxyCalls {
     // the tree could not hold (SKIPPING). Normal exits are derived by the agent: every frame ends by exactly
     // one of an exit, an unwind (counted), a repair (a node's LOST), or is still on the stack at the end.
 
-    // Every method on the fast paths is at most 35 bytes of bytecode, so that C1 inlines them as it does
-    // counts mode's probes.
+    // Inlining. The fast paths are @ForceInline and the slow ones @DontInline (HotSpot honours both in a class
+    // the boot loader defines). Without them C1 inlines only methods of at most 35 bytes, and only 24 bytes
+    // three calls deep, so a probe in an inlined method became a real call; and C2 counted every byte of the
+    // probes' many small methods against its inlining budget (DesiredMethodLimit) and compiled the slow paths
+    // into the application's methods, which then grew past InlineSmallCode and were no longer inlined
+    // themselves (-XX:+PrintInlining on sunflow: 375 "already compiled into a big method", 35 without the
+    // agent). A @ForceInline method counts one byte; a @DontInline one is a call, off the hot path.
 
+    @ForceInline
     static void timedEnter(int id) {
         long[] st = mine(states);
         if (st == null || !enterQuickly(st, mine(nodes), id)) timedEnterSlowly(id);
     }
 
+    @ForceInline
     static void timedExit(int id) {
         long[] st = mine(states);
         if (st == null || !exitQuickly(st, id)) timedExitSlowly(id, false);
     }
 
+    @DontInline
     static void timedUnwind(int id) {
         timedExitSlowly(id, true);
     }
@@ -212,20 +227,24 @@ public final class HeapProxyCalls {
      * clock has not ticked since the thread's previous event (no time to charge; a skipping thread's LAST
      * never matches). The clock is read last: its volatile load keeps the JIT from reusing loads across it.
      */
+    @ForceInline
     private static boolean enterQuickly(long[] st, long[] n, int id) {
         return enterAt(st, (int) st[DEPTH], n, id);
     }
 
+    @ForceInline
     private static boolean enterAt(long[] st, int d, long[] n, int id) {
         return STATE + d < st.length && pushKnown(st, d, n, knownChild(n, top(st, d), id), id);
     }
 
+    @ForceInline
     private static boolean pushKnown(long[] st, int d, long[] n, int c, int id) {
         return c > 0 && now() == st[LAST] && pushed(st, d, n, c, id);
     }
 
     // Node bases need no bounds check: every base in a stack frame, a LAST_CHILD or the children table was
     // made by child() after nodes[s] had grown to hold it, and nodes[s] never shrinks.
+    @ForceInline
     private static boolean pushed(long[] st, int d, long[] n, int c, int id) {
         n[c + CALLS]++;
         st[STATE + d] = (long) c << 32 | id;
@@ -237,41 +256,49 @@ public final class HeapProxyCalls {
      * The child (its base) of the node at base `b` for method `id` when it is the one that node made last,
      * or sits in the slot its key hashes to; else -1.
      */
+    @ForceInline
     private static int knownChild(long[] n, int b, int id) {
         long cached = n[b + LAST_CHILD];
         return (int) (cached >>> 32) == id ? (int) cached : hashedChild(b, id);
     }
 
+    @ForceInline
     private static int hashedChild(int b, int id) {
         return hashed(mine(children), (long) b << 32 | id);
     }
 
+    @ForceInline
     private static int hashed(long[] h, long key) {
         int i = slotOf(key, h.length);
         return h[i] == key ? (int) h[i + 1] : -1;
     }
 
     /** The even index where `key` is looked for first in a children table of `length` longs. */
+    @ForceInline
     private static int slotOf(long key, int length) {
         return (int) ((key * 0x9E3779B97F4A7C15L) >>> 40) & (length - 2);
     }
 
     /** The common exit: no time to charge, the frame on top is this method's and not the outermost. */
+    @ForceInline
     private static boolean exitQuickly(long[] st, int id) {
         return now() == st[LAST] && pop(st, (int) st[DEPTH], id);
     }
 
     // d > 1: leaving the outermost frame takes the full path, which may read the CPU clock.
+    @ForceInline
     private static boolean pop(long[] st, int d, int id) {
         return d > 1 && STATE + d <= st.length && popped(st, d, id);
     }
 
+    @ForceInline
     private static boolean popped(long[] st, int d, int id) {
         if ((int) st[STATE + d - 1] != id) return false;
         st[DEPTH] = d - 1;
         return true;
     }
 
+    @DontInline
     private static void timedEnterSlowly(int id) {
         int s = slot();
         if (s < 0) return;
@@ -279,6 +306,7 @@ public final class HeapProxyCalls {
         enterFully(s, id, now());
     }
 
+    @DontInline
     private static void timedExitSlowly(int id, boolean unwind) {
         int s = unwind ? countSlowly(unwinds, id) : slot();
         if (s >= 0) exitFully(s, id, now());
@@ -433,10 +461,12 @@ public final class HeapProxyCalls {
     }
 
     /** The base of the node of the frame on top of a stack of depth d: the root (0) when it is empty. */
+    @ForceInline
     private static int top(long[] st, int d) {
         return d > 0 ? (int) (st[STATE + d - 1] >>> 32) : 0;
     }
 
+    @ForceInline
     private static long now() {
         return CLOCK != 0 ? U.getLongVolatile(null, CLOCK) : System.nanoTime();
     }
