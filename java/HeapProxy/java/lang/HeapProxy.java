@@ -21,7 +21,6 @@
 package java.lang;
 
 import jdk.internal.misc.Unsafe;
-import jdk.internal.vm.annotation.ForceInline;
 
 public final class HeapProxy {
     private HeapProxy() {}
@@ -162,21 +161,16 @@ public final class HeapProxy {
 
     // Method calls: java/lang/HeapProxyCalls.java.
     // HeapProxyCalls.TIMED is a static final of an initialised class: the JIT keeps one branch.
-    @ForceInline
     public static void methodEnter(int id) {
         if (HeapProxyCalls.TIMED) HeapProxyCalls.timedEnter(id); else HeapProxyCalls.enter(id);
     }
-    @ForceInline
     public static void methodExit(int id) { if (HeapProxyCalls.TIMED) HeapProxyCalls.timedExit(id); }
-    @ForceInline
     public static void methodUnwind(int id) {
         if (HeapProxyCalls.TIMED) HeapProxyCalls.timedUnwind(id); else HeapProxyCalls.unwind(id);
     }
     // Methods whose calls are counted only (every method under calls=counts, leaves under calls=times):
     // no shadow frame, so no exit probe either.
-    @ForceInline
     public static void countCall(int id) { HeapProxyCalls.enter(id); }
-    @ForceInline
     public static void countUnwind(int id) { HeapProxyCalls.unwind(id); }
 
     // ---- natives (exported by libinstr.so as Java_java_lang_HeapProxy_*)

@@ -38,7 +38,6 @@ package java.lang;
 
 import jdk.internal.misc.Unsafe;
 import jdk.internal.vm.annotation.DontInline;
-import jdk.internal.vm.annotation.ForceInline;
 
 public final class HeapProxyCalls {
     private HeapProxyCalls() {}
@@ -145,7 +144,6 @@ public final class HeapProxyCalls {
     // probes past 35 bytes.)
 
     /** Counts mode's entry probe. */
-    @ForceInline
     static void enter(int id) {
         long[] c = mine(enters);
         if (c != null && id < c.length) c[id]++;
@@ -153,7 +151,7 @@ public final class HeapProxyCalls {
     }
 
     /** Counts mode's unwind probe (exceptional exits). */
-    @ForceInline
+    @DontInline
     static void unwind(int id) {
         long[] c = mine(unwinds);
         if (c != null && id < c.length) c[id]++;
@@ -166,7 +164,6 @@ public final class HeapProxyCalls {
     private static void unwindSlowly(int id) { countSlowly(unwinds, id); }
 
     /** The current thread's row of `table` in the common case (a small tid with its slot made); else null. */
-    @ForceInline
     private static long[] mine(long[][] table) {
         long tid = U.getLong(Thread.currentThread(), TID);
         return tid < DIRECT ? table[(int) tid] : null;
@@ -197,24 +194,62 @@ public final class HeapProxyCalls {
     // the tree could not hold (SKIPPING). Normal exits are derived by the agent: every frame ends by exactly
     // one of an exit, an unwind (counted), a repair (a node's LOST), or is still on the stack at the end.
 
-    // Inlining. The fast paths are @ForceInline and the slow ones @DontInline (HotSpot honours both in a class
-    // the boot loader defines). Without them C1 inlines only methods of at most 35 bytes, and only 24 bytes
-    // three calls deep, so a probe in an inlined method became a real call; and C2 counted every byte of the
-    // probes' many small methods against its inlining budget (DesiredMethodLimit) and compiled the slow paths
-    // into the application's methods, which then grew past InlineSmallCode and were no longer inlined
-    // themselves (-XX:+PrintInlining on sunflow: 375 "already compiled into a big method", 35 without the
-    // agent). A @ForceInline method counts one byte; a @DontInline one is a call, off the hot path.
+    // Inlining. Each fast path is one method, so that C2, which inlines a hot call of up to 325 bytes, takes
+    // it whole and counts as few bytes as possible against its inlining budget (DesiredMethodLimit, shared
+    // with the application's own methods); the slow paths are @DontInline (HotSpot honours it in a class the
+    // boot loader defines), so that CPU readings and tree growth are not compiled into every application
+    // method, which would then outgrow InlineSmallCode and stop being inlined itself. C1 calls the fast paths
+    // rather than inlining them: forcing it to inline them doubled the size of its code on fop and made its
+    // start-up slower than the calls it saved.
 
-    @ForceInline
+    /**
+     * The common entry: the stack has room, the child node exists and is the one the parent made last or
+     * sits in the slot its key hashes to, and the clock has not ticked since the thread's previous event (no
+     * time to charge; a skipping thread's LAST never matches). The clock is read last: its volatile load
+     * keeps the JIT from reusing loads across it. Node bases need no bounds check: every base in a stack
+     * frame, a LAST_CHILD or the children table was made by child() after nodes[s] had grown to hold it,
+     * and nodes[s] never shrinks.
+     */
     static void timedEnter(int id) {
-        long[] st = mine(states);
-        if (st == null || !enterQuickly(st, mine(nodes), id)) timedEnterSlowly(id);
+        long tid = U.getLong(Thread.currentThread(), TID);
+        long[] st = tid < DIRECT ? states[(int) tid] : null;
+        if (st != null) {
+            int d = (int) st[DEPTH];
+            if (STATE + d < st.length) {
+                long[] n = nodes[(int) tid];
+                int b = d > 0 ? (int) (st[STATE + d - 1] >>> 32) : 0;
+                long cached = n[b + LAST_CHILD];
+                int c = (int) (cached >>> 32) == id ? (int) cached : -1;
+                if (c < 0) {
+                    long[] h = children[(int) tid];
+                    long key = (long) b << 32 | id;
+                    int i = slotOf(key, h.length);
+                    if (h[i] == key) c = (int) h[i + 1];
+                }
+                if (c > 0 && now() == st[LAST]) {
+                    n[c + CALLS]++;
+                    st[STATE + d] = (long) c << 32 | id;
+                    st[DEPTH] = d + 1;
+                    return;
+                }
+            }
+        }
+        timedEnterSlowly(id);
     }
 
-    @ForceInline
+    /** The common exit: no time to charge, and the frame on top is this method's and not the outermost. */
     static void timedExit(int id) {
-        long[] st = mine(states);
-        if (st == null || !exitQuickly(st, id)) timedExitSlowly(id, false);
+        long tid = U.getLong(Thread.currentThread(), TID);
+        long[] st = tid < DIRECT ? states[(int) tid] : null;
+        if (st != null) {
+            int d = (int) st[DEPTH];
+            // d > 1: leaving the outermost frame takes the full path, which may read the CPU clock.
+            if (d > 1 && STATE + d <= st.length && (int) st[STATE + d - 1] == id && now() == st[LAST]) {
+                st[DEPTH] = d - 1;
+                return;
+            }
+        }
+        timedExitSlowly(id, false);
     }
 
     @DontInline
@@ -222,80 +257,9 @@ public final class HeapProxyCalls {
         timedExitSlowly(id, true);
     }
 
-    /**
-     * The common entry: the stack has room, the child node exists and is found without a search, and the
-     * clock has not ticked since the thread's previous event (no time to charge; a skipping thread's LAST
-     * never matches). The clock is read last: its volatile load keeps the JIT from reusing loads across it.
-     */
-    @ForceInline
-    private static boolean enterQuickly(long[] st, long[] n, int id) {
-        return enterAt(st, (int) st[DEPTH], n, id);
-    }
-
-    @ForceInline
-    private static boolean enterAt(long[] st, int d, long[] n, int id) {
-        return STATE + d < st.length && pushKnown(st, d, n, knownChild(n, top(st, d), id), id);
-    }
-
-    @ForceInline
-    private static boolean pushKnown(long[] st, int d, long[] n, int c, int id) {
-        return c > 0 && now() == st[LAST] && pushed(st, d, n, c, id);
-    }
-
-    // Node bases need no bounds check: every base in a stack frame, a LAST_CHILD or the children table was
-    // made by child() after nodes[s] had grown to hold it, and nodes[s] never shrinks.
-    @ForceInline
-    private static boolean pushed(long[] st, int d, long[] n, int c, int id) {
-        n[c + CALLS]++;
-        st[STATE + d] = (long) c << 32 | id;
-        st[DEPTH] = d + 1;
-        return true;
-    }
-
-    /**
-     * The child (its base) of the node at base `b` for method `id` when it is the one that node made last,
-     * or sits in the slot its key hashes to; else -1.
-     */
-    @ForceInline
-    private static int knownChild(long[] n, int b, int id) {
-        long cached = n[b + LAST_CHILD];
-        return (int) (cached >>> 32) == id ? (int) cached : hashedChild(b, id);
-    }
-
-    @ForceInline
-    private static int hashedChild(int b, int id) {
-        return hashed(mine(children), (long) b << 32 | id);
-    }
-
-    @ForceInline
-    private static int hashed(long[] h, long key) {
-        int i = slotOf(key, h.length);
-        return h[i] == key ? (int) h[i + 1] : -1;
-    }
-
     /** The even index where `key` is looked for first in a children table of `length` longs. */
-    @ForceInline
     private static int slotOf(long key, int length) {
         return (int) ((key * 0x9E3779B97F4A7C15L) >>> 40) & (length - 2);
-    }
-
-    /** The common exit: no time to charge, the frame on top is this method's and not the outermost. */
-    @ForceInline
-    private static boolean exitQuickly(long[] st, int id) {
-        return now() == st[LAST] && pop(st, (int) st[DEPTH], id);
-    }
-
-    // d > 1: leaving the outermost frame takes the full path, which may read the CPU clock.
-    @ForceInline
-    private static boolean pop(long[] st, int d, int id) {
-        return d > 1 && STATE + d <= st.length && popped(st, d, id);
-    }
-
-    @ForceInline
-    private static boolean popped(long[] st, int d, int id) {
-        if ((int) st[STATE + d - 1] != id) return false;
-        st[DEPTH] = d - 1;
-        return true;
     }
 
     @DontInline
@@ -461,12 +425,10 @@ public final class HeapProxyCalls {
     }
 
     /** The base of the node of the frame on top of a stack of depth d: the root (0) when it is empty. */
-    @ForceInline
     private static int top(long[] st, int d) {
         return d > 0 ? (int) (st[STATE + d - 1] >>> 32) : 0;
     }
 
-    @ForceInline
     private static long now() {
         return CLOCK != 0 ? U.getLongVolatile(null, CLOCK) : System.nanoTime();
     }
