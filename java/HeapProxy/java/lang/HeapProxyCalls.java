@@ -194,62 +194,21 @@ public final class HeapProxyCalls {
     // the tree could not hold (SKIPPING). Normal exits are derived by the agent: every frame ends by exactly
     // one of an exit, an unwind (counted), a repair (a node's LOST), or is still on the stack at the end.
 
-    // Inlining. Each fast path is one method, so that C2, which inlines a hot call of up to 325 bytes, takes
-    // it whole and counts as few bytes as possible against its inlining budget (DesiredMethodLimit, shared
-    // with the application's own methods); the slow paths are @DontInline (HotSpot honours it in a class the
-    // boot loader defines), so that CPU readings and tree growth are not compiled into every application
-    // method, which would then outgrow InlineSmallCode and stop being inlined itself. C1 calls the fast paths
-    // rather than inlining them: forcing it to inline them doubled the size of its code on fop and made its
-    // start-up slower than the calls it saved.
+    // Inlining. Every method on the fast paths is at most 35 bytes of bytecode, which C2 inlines at any call
+    // site it has seen run (a bigger one only where the call is hot) and C1 at the first two levels; the slow
+    // paths are @DontInline (HotSpot honours it in a class the boot loader defines), so that CPU readings and
+    // tree growth are not compiled into every application method, which would then outgrow InlineSmallCode
+    // and no longer be inlined itself. Forcing the fast paths inline (@ForceInline) and merging each into one
+    // method were both tried and measured slower on h2 (docs/ARCHITECTURE.md, "Inlining").
 
-    /**
-     * The common entry: the stack has room, the child node exists and is the one the parent made last or
-     * sits in the slot its key hashes to, and the clock has not ticked since the thread's previous event (no
-     * time to charge; a skipping thread's LAST never matches). The clock is read last: its volatile load
-     * keeps the JIT from reusing loads across it. Node bases need no bounds check: every base in a stack
-     * frame, a LAST_CHILD or the children table was made by child() after nodes[s] had grown to hold it,
-     * and nodes[s] never shrinks.
-     */
     static void timedEnter(int id) {
-        long tid = U.getLong(Thread.currentThread(), TID);
-        long[] st = tid < DIRECT ? states[(int) tid] : null;
-        if (st != null) {
-            int d = (int) st[DEPTH];
-            if (STATE + d < st.length) {
-                long[] n = nodes[(int) tid];
-                int b = d > 0 ? (int) (st[STATE + d - 1] >>> 32) : 0;
-                long cached = n[b + LAST_CHILD];
-                int c = (int) (cached >>> 32) == id ? (int) cached : -1;
-                if (c < 0) {
-                    long[] h = children[(int) tid];
-                    long key = (long) b << 32 | id;
-                    int i = slotOf(key, h.length);
-                    if (h[i] == key) c = (int) h[i + 1];
-                }
-                if (c > 0 && now() == st[LAST]) {
-                    n[c + CALLS]++;
-                    st[STATE + d] = (long) c << 32 | id;
-                    st[DEPTH] = d + 1;
-                    return;
-                }
-            }
-        }
-        timedEnterSlowly(id);
+        long[] st = mine(states);
+        if (st == null || !enterQuickly(st, mine(nodes), id)) timedEnterSlowly(id);
     }
 
-    /** The common exit: no time to charge, and the frame on top is this method's and not the outermost. */
     static void timedExit(int id) {
-        long tid = U.getLong(Thread.currentThread(), TID);
-        long[] st = tid < DIRECT ? states[(int) tid] : null;
-        if (st != null) {
-            int d = (int) st[DEPTH];
-            // d > 1: leaving the outermost frame takes the full path, which may read the CPU clock.
-            if (d > 1 && STATE + d <= st.length && (int) st[STATE + d - 1] == id && now() == st[LAST]) {
-                st[DEPTH] = d - 1;
-                return;
-            }
-        }
-        timedExitSlowly(id, false);
+        long[] st = mine(states);
+        if (st == null || !exitQuickly(st, id)) timedExitSlowly(id, false);
     }
 
     @DontInline
@@ -257,9 +216,73 @@ public final class HeapProxyCalls {
         timedExitSlowly(id, true);
     }
 
+    /**
+     * The common entry: the stack has room, the child node exists and is found without a search, and the
+     * clock has not ticked since the thread's previous event (no time to charge; a skipping thread's LAST
+     * never matches). The clock is read last: its volatile load keeps the JIT from reusing loads across it.
+     */
+    private static boolean enterQuickly(long[] st, long[] n, int id) {
+        return enterAt(st, (int) st[DEPTH], n, id);
+    }
+
+    private static boolean enterAt(long[] st, int d, long[] n, int id) {
+        return STATE + d < st.length && pushKnown(st, d, n, knownChild(n, top(st, d), id), id);
+    }
+
+    private static boolean pushKnown(long[] st, int d, long[] n, int c, int id) {
+        return c > 0 && now() == st[LAST] && pushed(st, d, n, c, id);
+    }
+
+    // Node bases need no bounds check: every base in a stack frame, a LAST_CHILD or the children table was
+    // made by child() after nodes[s] had grown to hold it, and nodes[s] never shrinks.
+    private static boolean pushed(long[] st, int d, long[] n, int c, int id) {
+        n[c + CALLS]++;
+        st[STATE + d] = (long) c << 32 | id;
+        st[DEPTH] = d + 1;
+        return true;
+    }
+
+    /**
+     * The child (its base) of the node at base `b` for method `id` when it is the one that node made last,
+     * or sits in the slot its key hashes to; else -1.
+     */
+    private static int knownChild(long[] n, int b, int id) {
+        long cached = n[b + LAST_CHILD];
+        return (int) (cached >>> 32) == id ? (int) cached : hashedChild(b, id);
+    }
+
+    private static int hashedChild(int b, int id) {
+        return hashed(mine(children), (long) b << 32 | id);
+    }
+
+    private static int hashed(long[] h, long key) {
+        int i = slotOf(key, h.length);
+        return h[i] == key ? (int) h[i + 1] : -1;
+    }
+
     /** The even index where `key` is looked for first in a children table of `length` longs. */
     private static int slotOf(long key, int length) {
         return (int) ((key * 0x9E3779B97F4A7C15L) >>> 40) & (length - 2);
+    }
+
+    /** The common exit: no time to charge, the frame on top is this method's and not the outermost. */
+    private static boolean exitQuickly(long[] st, int id) {
+        return now() == st[LAST] && pop(st, (int) st[DEPTH], id);
+    }
+
+    // Leaving the outermost frame takes the full path when the CPU clock is due to be read (exitFully).
+    private static boolean pop(long[] st, int d, int id) {
+        return (d > 1 || d == 1 && !cpuDue(st)) && popped(st, d, id);
+    }
+
+    private static boolean cpuDue(long[] st) {
+        return st[LAST] - st[READ_WALL] >= OUTERMOST_READ_NS;
+    }
+
+    private static boolean popped(long[] st, int d, int id) {
+        if (STATE + d > st.length || (int) st[STATE + d - 1] != id) return false;
+        st[DEPTH] = d - 1;
+        return true;
     }
 
     @DontInline
