@@ -4,8 +4,8 @@
 //! Life cycle:
 //! * `Agent_OnLoad`: options and rules, capabilities (the early class hook, so that `java.lang.Object`
 //!   itself is rewritten), callbacks.
-//! * early VM_START, before any bytecode runs: define `java.lang.HeapProxy` in java.base from the bytes
-//!   embedded at build time.
+//! * early VM_START, before any bytecode runs: define `java.lang.HeapProxy` (and its halves
+//!   `HeapProxyAllocs` and `HeapProxyCalls`) in java.base from the bytes embedded at build time.
 //! * ClassFileLoadHook (`hook.rs`): the rewriter, with the Early flavour until the agent is engaged.
 //! * VM_INIT: `HeapProxy.engage(...)`; classes loaded from then on call the native flavour.
 //! * VM_DEATH: read the counters back and write the reports (`report.rs`).
@@ -54,6 +54,12 @@ static HEAP_PROXY_CLASS: &[u8] = include_bytes!(concat!(
     "/heap-proxy/java/lang/HeapProxy.class"
 ));
 
+/// java/HeapProxy/java/lang/HeapProxyAllocs.java, compiled by build.rs.
+static HEAP_PROXY_ALLOCS_CLASS: &[u8] = include_bytes!(concat!(
+    env!("OUT_DIR"),
+    "/heap-proxy/java/lang/HeapProxyAllocs.class"
+));
+
 /// java/HeapProxy/java/lang/HeapProxyCalls.java, compiled by build.rs.
 static HEAP_PROXY_CALLS_CLASS: &[u8] = include_bytes!(concat!(
     env!("OUT_DIR"),
@@ -63,6 +69,9 @@ static HEAP_PROXY_CALLS_CLASS: &[u8] = include_bytes!(concat!(
 const CLASS_SLOTS: jint = 1 << 16;
 const MAX_SITES: jint = 1 << 20;
 const MAX_METHODS: jint = 1 << 20;
+/// Per-thread allocation rows (HeapProxyAllocs): a thread uses the slot named by the low bits of its tid,
+/// unless another live thread holds it (then it counts in the shared totals, atomically).
+const THREAD_SLOTS: jint = 1 << 14;
 
 fn since_load() -> u64 {
     static START: OnceLock<Instant> = OnceLock::new();
@@ -262,6 +271,14 @@ unsafe extern "system" fn vm_start(_jvmti: Env, env: *mut JNIEnv) {
             Some(c) => *lock(&a.proxy) = Some(GlobalRef(jni.new_global(c))),
             None => eprintln!("instr: cannot define java.lang.HeapProxy; nothing will be counted"),
         }
+        // HeapProxy's allocation probes delegate to it: without it HeapProxy.engage fails, and nothing
+        // is counted.
+        if jni
+            .define_boot_class("java/lang/HeapProxyAllocs", HEAP_PROXY_ALLOCS_CLASS)
+            .is_none()
+        {
+            eprintln!("instr: cannot define java.lang.HeapProxyAllocs; no allocation counts");
+        }
         match jni.define_boot_class("java/lang/HeapProxyCalls", HEAP_PROXY_CALLS_CLASS) {
             Some(c) => *lock(&a.calls_proxy) = Some(GlobalRef(jni.new_global(c))),
             None => eprintln!("instr: cannot define java.lang.HeapProxyCalls; no call counts"),
@@ -280,7 +297,7 @@ unsafe extern "system" fn vm_init(_jvmti: Env, env: *mut JNIEnv, _thread: jthrea
             eprintln!("instr: cannot read the array layout from jdk.internal.misc.Unsafe; nothing will be counted");
             return;
         };
-        let Some(engage) = jni.static_method(proxy.0, "engage", "(IIIIJIJJJJI)V") else {
+        let Some(engage) = jni.static_method(proxy.0, "engage", "(IIIIJIJJJJJJII)V") else {
             eprintln!("instr: HeapProxy.engage not found; nothing will be counted");
             return;
         };
@@ -321,8 +338,13 @@ unsafe extern "system" fn vm_init(_jvmti: Env, env: *mut JNIEnv, _thread: jthrea
             jvalue { j: offsets[1] },
             jvalue { j: offsets[2] },
             jvalue { j: offsets[3] },
+            jvalue { j: offsets[4] },
+            jvalue { j: offsets[5] },
             jvalue {
                 i: a.live_every as jint,
+            },
+            jvalue {
+                i: if counting { THREAD_SLOTS } else { 1 },
             },
         ];
         if a.rules.threads().trace_allocations {
@@ -340,17 +362,17 @@ unsafe extern "system" fn vm_init(_jvmti: Env, env: *mut JNIEnv, _thread: jthrea
     }));
 }
 
-/// Unsafe's base offset and index scale of `long[]` and `Object[]`, for HeapProxy's atomic adds.
+/// Unsafe's base offset and index scale of `long[]`, `Object[]` and `int[]`, for HeapProxy's atomics.
 /// `arrayBaseOffset` returns `int` up to JDK 22 and `long` after; JNI finds whichever this VM has.
-fn element_offsets(jni: Jni) -> Option<[i64; 4]> {
+fn element_offsets(jni: Jni) -> Option<[i64; 6]> {
     let unsafe_class = jni.find_class("jdk/internal/misc/Unsafe")?;
     let get = jni.static_method(unsafe_class, "getUnsafe", "()Ljdk/internal/misc/Unsafe;")?;
     let u = jni.call_static_object(unsafe_class, get, &[])?;
     let scale = jni.method(unsafe_class, "arrayIndexScale", "(Ljava/lang/Class;)I")?;
     let base_int = jni.method(unsafe_class, "arrayBaseOffset", "(Ljava/lang/Class;)I");
     let base_long = jni.method(unsafe_class, "arrayBaseOffset", "(Ljava/lang/Class;)J");
-    let mut out = [0i64; 4];
-    for (k, array_class) in ["[J", "[Ljava/lang/Object;"].into_iter().enumerate() {
+    let mut out = [0i64; 6];
+    for (k, array_class) in ["[J", "[Ljava/lang/Object;", "[I"].into_iter().enumerate() {
         let c = jni.find_class(array_class)?;
         let arg = [jvalue { l: c }];
         out[2 * k] = match (base_int, base_long) {
