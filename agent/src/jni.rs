@@ -35,6 +35,11 @@ impl Jni {
         pending
     }
 
+    /// Whether an exception is pending (most JNI calls are not allowed then).
+    pub fn exception_pending(&self) -> bool {
+        jni!(self, ExceptionCheck) != 0
+    }
+
     pub fn define_boot_class(&self, name: &str, bytes: &[u8]) -> Option<jclass> {
         let name = CString::new(name).ok()?;
         let c = jni!(

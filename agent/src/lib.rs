@@ -8,6 +8,7 @@
 //!   `HeapProxyAllocs` and `HeapProxyCalls`) in java.base from the bytes embedded at build time.
 //! * ClassFileLoadHook (`hook.rs`): the rewriter, with the Early flavour until the agent is engaged.
 //! * VM_INIT: `HeapProxy.engage(...)`; classes loaded from then on call the native flavour.
+//! * ThreadEnd: the ending thread's allocation rows join the shared totals (`thread_rows.rs`).
 //! * VM_DEATH: read the counters back and write the reports (`report.rs`).
 
 pub mod calls;
@@ -27,6 +28,7 @@ pub mod options;
 pub mod report;
 pub mod stacks;
 pub mod state;
+pub mod thread_rows;
 pub mod threads;
 pub mod vm_allocations;
 pub mod xml_trace;
@@ -194,6 +196,7 @@ unsafe fn load(vm: *mut JavaVM, options: &str) -> Result<(), String> {
         stacks: Default::default(),
         early_probes: Default::default(),
         vm_allocators: Default::default(),
+        thread_rows: Default::default(),
         failed: Default::default(),
         gc: Default::default(),
     });
@@ -212,6 +215,7 @@ unsafe fn load(vm: *mut JavaVM, options: &str) -> Result<(), String> {
         object_free::object_free as jvmti::ObjectFreeFn,
     );
     callbacks.set(event::DATA_DUMP_REQUEST, data_dump_request as jvmti::GcFn);
+    callbacks.set(event::THREAD_END, thread_end as jvmti_ext::ThreadFn);
     callbacks.set(
         event::VM_OBJECT_ALLOC,
         vm_allocations::vm_object_alloc as jvmti::VmObjectAllocFn,
@@ -231,6 +235,11 @@ unsafe fn load(vm: *mut JavaVM, options: &str) -> Result<(), String> {
         && jvmti.set_event_notification_mode(event::VM_OBJECT_ALLOC, ENABLE) != jvmti::ERROR_NONE
     {
         return Err("cannot enable the JVMTI VM_OBJECT_ALLOC event".into());
+    }
+    // Allocation counts live in per-thread rows, which an ending thread hands over (thread_rows.rs).
+    if counting && jvmti.set_event_notification_mode(event::THREAD_END, ENABLE) != jvmti::ERROR_NONE
+    {
+        return Err("cannot enable the JVMTI THREAD_END event".into());
     }
     for e in [
         event::DATA_DUMP_REQUEST,
@@ -354,6 +363,7 @@ unsafe extern "system" fn vm_init(_jvmti: Env, env: *mut JNIEnv, _thread: jthrea
         }
         if jni.call_static_void(proxy.0, engage, &args) {
             a.vm_allocators.resolve(jni, proxy.0);
+            a.thread_rows.resolve(jni, proxy.0);
             vm_allocations::hook_alloc_object(a);
             a.engaged.store(true, Ordering::Release);
         } else {
@@ -433,6 +443,12 @@ unsafe extern "system" fn data_dump_request(jvmti: Env) {
         let Some(env) = a.java_vm.env() else { return };
         report::write_all(a, Jni(env), proxy.0, report::When::OnDemand);
     }));
+}
+
+/// ThreadEnd, on the ending thread: the thread profiler's record, then the thread's allocation rows.
+unsafe extern "system" fn thread_end(_jvmti: Env, env: *mut JNIEnv, thread: jthread) {
+    threads::thread_ended(env, thread);
+    let _ = catch_unwind(AssertUnwindSafe(|| thread_rows::thread_ended(env)));
 }
 
 unsafe extern "system" fn gc_start(_jvmti: Env) {

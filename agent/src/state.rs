@@ -36,6 +36,8 @@ pub struct Agent {
     /// jmethodIDs of HeapProxy's Early wrappers of the site probes: a frame a stack walk skips.
     pub early_probes: [AtomicUsize; 2],
     pub vm_allocators: crate::vm_allocations::VmAllocators,
+    /// Folds an ending thread's allocation rows into the shared totals.
+    pub thread_rows: crate::thread_rows::ThreadRows,
     /// Classes whose rewrite failed, so each is reported once.
     pub failed: Mutex<HashSet<String>>,
     pub gc: GcStats,

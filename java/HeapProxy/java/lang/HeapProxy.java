@@ -183,6 +183,11 @@ public final class HeapProxy {
         return started() ? evens(HeapProxyAllocs.siteTotals()) : new long[0];
     }
 
+    /** Threads holding rows of allocation counts now (those that ended hold none); for tests and diagnosis. */
+    public static int threadRowsHeld() {
+        return started() ? HeapProxyAllocs.rowsHeld() : 0;
+    }
+
     /** Counts allocations from now on (other threads may be allocating meanwhile), in the reports too. */
     public static void resetAllocations() {
         if (started()) HeapProxyAllocs.reset();
@@ -201,6 +206,11 @@ public final class HeapProxy {
     /** For the agent's reports: the classes by dense index (nulls between). */
     static Class<?>[] classesByIndex() {
         return started() ? HeapProxyAllocs.BY_INDEX : new Class<?>[0];
+    }
+
+    /** Called by the agent (JNI) from JVMTI ThreadEnd, on the ending thread: its rows join the shared totals. */
+    static void retireThread() {
+        if (started()) HeapProxyAllocs.retire();
     }
 
     /**

@@ -6,13 +6,16 @@
  * Every thread counts into rows of its own with plain adds: an atomic add on a shared array (what this replaced)
  * costs a locked instruction per allocation and bounces cache lines between the cores of a multi-threaded
  * allocator (sunflow's 18 threads: 1.42x). Threads that cannot have rows (below) add atomically to the shared
- * arrays. A total is therefore the shared value plus every row's, which totals() sums under LOCK.
+ * arrays, which also hold the rows of the threads that ended. A total is therefore the shared value plus every
+ * live row's, which totals() sums under LOCK; retire() moves an ending thread's rows into the shared arrays
+ * under the same lock, so a reader sees each count exactly once whether the thread ended before, during or after
+ * the read.
  *
  *  - Slots. A thread's slot is the low bits of its Thread.tid (read with Unsafe: one load, whatever the state of
  *    the Thread's monitor), and it owns the slot while THREADS[slot] is the thread itself: one compare on the hot
  *    path. A thread whose slot another live thread holds, a thread with slot 0 (the "no rows" slot the hot path
  *    falls back to), a thread not yet given a tid and a virtual thread (no THREAD_END event tells when it is done)
- *    count in the shared arrays, exactly and as slowly as before.
+ *    count in the shared arrays, exactly and as slowly as before. Slots are freed when their thread ends.
  *  - Classes. A class gets a dense index the first time it is seen (identity-hash open addressing in CLASSES, the
  *    index claimed by CAS), so that a thread's class row is as long as the highest index it touched, not as the
  *    whole hash table. Row columns are 2 * index (instances) and 2 * index + 1 (array bytes); columns 0 and 1
@@ -83,7 +86,7 @@ final class HeapProxyAllocs {
     private static final long[] NEXT_INDEX = { 1 };
     private static final long[] EMPTY = new long[0];
     private static final long[][] CLASS_ROWS = rows(SLOTS);
-    /** Columns as in a row: threads without a slot (atomic adds). */
+    /** Columns as in a row: retired threads and threads without a slot (atomic adds). */
     private static final long[] SHARED_CLASSES = new long[2 * CLASS_SLOTS];
 
     // ---- sites
@@ -103,7 +106,7 @@ final class HeapProxyAllocs {
     /** [0]: probes whose site or class did not fit the tables; reported, never silently lost. */
     static final long[] DROPPED = new long[1];
 
-    /** Held by the readers, so that a reset and a read see the same rows. */
+    /** Held by retire() and by the readers, so that a retiring thread's counts are seen exactly once. */
     private static final long[] LOCK = new long[0];
     /** The sums at the last reset (guarded by LOCK); totals are counted from them. */
     private static long[] baseClasses, baseSites;
@@ -431,6 +434,7 @@ final class HeapProxyAllocs {
         Object owner = U.getReferenceAcquire(THREADS, at);
         if (owner == t) return s;
         if (owner != null || t.getClass() == VIRTUAL) return 0;
+        // The previous owner emptied the rows before releasing the slot (retire), and the CAS orders that.
         return U.compareAndSetReference(THREADS, at, null, t) ? s : 0;
     }
 
@@ -489,7 +493,38 @@ final class HeapProxyAllocs {
         shared(DROPPED, 0, 1);
     }
 
-    // ---- the readers (not on any probe path)
+    // ---- thread end and the readers (not on any probe path)
+
+    /**
+     * Called by the agent (JNI) from JVMTI ThreadEnd, on the ending thread, which runs no more bytecode after it:
+     * adds its rows into the shared arrays and frees its slot, so that a program making many short-lived
+     * threads keeps rows only for the living ones.
+     */
+    static void retire() {
+        Thread t = Thread.currentThread();
+        int s = (int) U.getLong(t, TID) & SLOT_MASK;
+        long at = REFS + s * REF_SCALE;
+        if (s == 0 || U.getReferenceAcquire(THREADS, at) != t) return;
+        synchronized (LOCK) {
+            long[] c = CLASS_ROWS[s];
+            for (int k = 2; k < c.length; k++) {
+                if (c[k] != 0) shared(SHARED_CLASSES, k, c[k]);
+            }
+            CLASS_ROWS[s] = EMPTY;
+            long[][] d = SITE_PAGES[s];
+            for (int i = 0; i < d.length; i++) {
+                long[] p = d[i];
+                if (p == null) continue;
+                int first = i << (PAGE_SHIFT + 1);
+                for (int j = 0; j < p.length; j++) {
+                    if (p[j] != 0) shared(SHARED_SITES, first + j, p[j]);
+                }
+            }
+            SITE_PAGES[s] = NO_PAGES;
+            BUILT_PAGES[s] = NO_PAGES;
+        }
+        U.putReferenceRelease(THREADS, at, null);
+    }
 
     /** Instances and array bytes by row column (2 * index, 2 * index + 1): shared + every row - the reset base. */
     static long[] classTotals() {
@@ -547,6 +582,15 @@ final class HeapProxyAllocs {
         long[] out = new long[shared.length];
         for (int i = 0; i < out.length; i++) out[i] = U.getLongVolatile(shared, LONGS + i * LONG_SCALE);
         return out;
+    }
+
+    /** Slots owned by a thread: the threads holding rows (the threads that ended hold none). */
+    static int rowsHeld() {
+        int n = 0;
+        for (int s = 1; s < SLOTS; s++) {
+            if (U.getReferenceAcquire(THREADS, REFS + s * REF_SCALE) != null) n++;
+        }
+        return n;
     }
 
     /** The dense index of class c, or -1 if no instance of it has been counted. */
