@@ -1,5 +1,5 @@
-//! Compiles java/HeapProxy/java/lang/*.java (HeapProxy, HeapProxyCalls) with javac so that libinstr.so can
-//! embed the class bytes: one file ships, nothing else needs to be on a path.
+//! Compiles java/HeapProxy/java/lang/*.java (HeapProxy, HeapProxyAllocs, HeapProxyCalls) with javac so
+//! that libinstr.so can embed the class bytes: one file ships, nothing else needs to be on a path.
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -7,10 +7,14 @@ use std::process::Command;
 fn main() {
     let root =
         PathBuf::from(std::env::var("CARGO_MANIFEST_DIR").unwrap()).join("../java/HeapProxy");
-    let sources: Vec<PathBuf> = ["HeapProxy.java", "HeapProxyCalls.java"]
-        .iter()
-        .map(|f| root.join("java/lang").join(f))
-        .collect();
+    let sources: Vec<PathBuf> = [
+        "HeapProxy.java",
+        "HeapProxyAllocs.java",
+        "HeapProxyCalls.java",
+    ]
+    .iter()
+    .map(|f| root.join("java/lang").join(f))
+    .collect();
     for source in &sources {
         println!("cargo:rerun-if-changed={}", source.display());
     }

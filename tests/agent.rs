@@ -392,6 +392,116 @@ fn exit_while_threads_allocate() {
     }
 }
 
+/// Allocation counts live in per-thread rows that an ending thread hands over to the shared totals
+/// (JVMTI ThreadEnd). ShortLivedThreads runs 200 platform threads (and 50 virtual ones on JDK 21+), each
+/// allocating known numbers of objects and arrays and then ending, while main allocates and reads the
+/// counts through HeapProxy as instr.Counts does; the program itself fails if a read while threads end
+/// is above the possible total or below an earlier read, or if the count is not exact once they ended.
+/// Here: the exit report, made after they ended, is exact per class and per site, and the ended threads
+/// hold no rows. A fold that lost a thread's rows fails both (checked by breaking it on purpose). With
+/// `reset` (C2 only), a reset after them leaves the counts and the report with one more wave's only.
+#[test]
+fn short_lived_threads_keep_counts_exact() {
+    for jdk in jdks() {
+        let classes = compile_agent_programs(&jdk);
+        for (mode, flags) in [
+            ("interpreter", &["-Xint"][..]),
+            ("C1", &["-XX:TieredStopAtLevel=1"][..]),
+            ("C2", &["-XX:-TieredCompilation"][..]),
+        ] {
+            let resets: &[bool] = if mode == "C2" {
+                &[false, true]
+            } else {
+                &[false]
+            };
+            for (options, &reset) in ["depth=0", "depth=1", "depth=1,live=10"]
+                .into_iter()
+                .flat_map(|o| resets.iter().map(move |r| (o, r)))
+            {
+                let what = format!(
+                    "[{}] {mode} {options}{}",
+                    jdk.version,
+                    if reset { " reset" } else { "" }
+                );
+                let dir = scratch(&format!("short-lived-{}", jdk.key()));
+                let out = run_with_timeout(
+                    Command::new(jdk.bin("java"))
+                        .arg(format!(
+                            "-agentpath:{}=file={}/out,{options}",
+                            agent_lib().display(),
+                            dir.display()
+                        ))
+                        .args(flags)
+                        .arg("-cp")
+                        .arg(&classes)
+                        .arg("ShortLivedThreads")
+                        .args(reset.then_some("reset"))
+                        .current_dir(&dir),
+                    std::time::Duration::from_secs(300),
+                );
+                check(&format!("{what} ShortLivedThreads"), &out);
+                let stdout = text(&out.stdout);
+                let printed = |key: &str| -> u64 {
+                    stdout
+                        .lines()
+                        .find_map(|l| l.strip_prefix(key)?.trim().parse().ok())
+                        .unwrap_or_else(|| panic!("{what}: no '{key}' in\n{stdout}"))
+                };
+                let threads = if reset {
+                    printed("threads after reset ")
+                } else {
+                    200 + printed("virtual ")
+                };
+                let r: Value =
+                    serde_json::from_str(&fs::read_to_string(dir.join("out.json")).unwrap())
+                        .unwrap();
+                assert_eq!(
+                    class_count(&r, "ShortLivedThreads$Worker"),
+                    threads * 1000,
+                    "{what}"
+                );
+                assert_eq!(
+                    class_count(&r, "ShortLivedThreads$Mainly"),
+                    printed("mainly "),
+                    "{what}"
+                );
+                let site = |class: &str| -> u64 {
+                    r["sites"]
+                        .as_array()
+                        .unwrap()
+                        .iter()
+                        .filter(|s| {
+                            s["class"] == class
+                                && s["stack"][0]["method"]
+                                    .as_str()
+                                    .is_some_and(|m| m.starts_with("lambda$work"))
+                        })
+                        .map(|s| s["count"].as_u64().unwrap())
+                        .sum()
+                };
+                assert_eq!(site("long[]"), threads * 50, "{what}: long[] site");
+                assert_eq!(site("int[][]"), threads, "{what}: int[][] site");
+                if options != "depth=0" {
+                    assert_eq!(
+                        site("ShortLivedThreads$Worker"),
+                        threads * 1000,
+                        "{what}: Worker site"
+                    );
+                }
+                assert_eq!(r["dropped"], 0, "{what}");
+                // Main, the JDK's own threads and virtual threads' carriers may hold rows; the 200 ended
+                // threads must not.
+                let held = printed("rows held ");
+                assert!(held < 100, "{what}: {held} threads still hold rows");
+                println!(
+                    "{what}: exact; {} reads while threads ended; {held} threads hold rows at the end",
+                    printed("reads ")
+                );
+            }
+        }
+    }
+}
+
 /// Runs a command, killing it (and failing) if it takes longer than `limit`: a deadlock must not hang the suite.
 fn run_with_timeout(cmd: &mut Command, limit: std::time::Duration) -> Output {
     let child = cmd

@@ -26,9 +26,9 @@ const OVERFLOW_SLOTS: jint = 1 << 12;
 static SETTINGS: Mutex<Option<[i64; 9]>> = Mutex::new(None);
 
 /// Records the settings and calls `HeapProxyCalls.engage()`, whose first call initialises the class with
-/// them. `offsets` are Unsafe's `[long base, long scale, ref base, ref scale]`. False when the class is
+/// them. `offsets` are Unsafe's `[long base, long scale, ref base, ref scale, ...]`. False when the class is
 /// missing or its initialisation failed.
-pub fn engage(a: &Agent, jni: Jni, max_methods: jint, offsets: &[i64; 4]) -> bool {
+pub fn engage(a: &Agent, jni: Jni, max_methods: jint, offsets: &[i64; 6]) -> bool {
     let Some(class) = *lock(&a.calls_proxy) else {
         return false;
     };

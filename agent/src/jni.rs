@@ -35,6 +35,11 @@ impl Jni {
         pending
     }
 
+    /// Whether an exception is pending (most JNI calls are not allowed then).
+    pub fn exception_pending(&self) -> bool {
+        jni!(self, ExceptionCheck) != 0
+    }
+
     pub fn define_boot_class(&self, name: &str, bytes: &[u8]) -> Option<jclass> {
         let name = CString::new(name).ok()?;
         let c = jni!(
@@ -115,6 +120,29 @@ impl Jni {
             return Vec::new();
         };
         let array = self.static_object(class, f);
+        let v = self.longs(array);
+        self.delete_local(array);
+        v
+    }
+
+    /// The `long[]` returned by a static method without arguments (empty when it fails or the class is null).
+    pub fn static_call_longs(&self, class: jclass, name: &str) -> Vec<i64> {
+        if class.is_null() {
+            return Vec::new();
+        }
+        let Some(m) = self.static_method(class, name, "()[J") else {
+            return Vec::new();
+        };
+        let Some(array) = self.call_static_object(class, m, &[]) else {
+            return Vec::new();
+        };
+        let v = self.longs(array);
+        self.delete_local(array);
+        v
+    }
+
+    /// A `long[]`'s contents (empty for null).
+    pub fn longs(&self, array: jobject) -> Vec<i64> {
         if array.is_null() {
             return Vec::new();
         }
@@ -122,7 +150,6 @@ impl Jni {
         let mut v = vec![0 as jlong; n as usize];
         jni!(self, GetLongArrayRegion, array, 0, n, v.as_mut_ptr());
         self.clear_exception();
-        self.delete_local(array);
         v
     }
 

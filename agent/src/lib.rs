@@ -4,10 +4,11 @@
 //! Life cycle:
 //! * `Agent_OnLoad`: options and rules, capabilities (the early class hook, so that `java.lang.Object`
 //!   itself is rewritten), callbacks.
-//! * early VM_START, before any bytecode runs: define `java.lang.HeapProxy` in java.base from the bytes
-//!   embedded at build time.
+//! * early VM_START, before any bytecode runs: define `java.lang.HeapProxy` (and its halves
+//!   `HeapProxyAllocs` and `HeapProxyCalls`) in java.base from the bytes embedded at build time.
 //! * ClassFileLoadHook (`hook.rs`): the rewriter, with the Early flavour until the agent is engaged.
 //! * VM_INIT: `HeapProxy.engage(...)`; classes loaded from then on call the native flavour.
+//! * ThreadEnd: the ending thread's allocation rows join the shared totals (`thread_rows.rs`).
 //! * VM_DEATH: read the counters back and write the reports (`report.rs`).
 
 pub mod calls;
@@ -27,6 +28,7 @@ pub mod options;
 pub mod report;
 pub mod stacks;
 pub mod state;
+pub mod thread_rows;
 pub mod threads;
 pub mod vm_allocations;
 pub mod xml_trace;
@@ -55,6 +57,12 @@ static HEAP_PROXY_CLASS: &[u8] = include_bytes!(concat!(
     "/heap-proxy/java/lang/HeapProxy.class"
 ));
 
+/// java/HeapProxy/java/lang/HeapProxyAllocs.java, compiled by build.rs.
+static HEAP_PROXY_ALLOCS_CLASS: &[u8] = include_bytes!(concat!(
+    env!("OUT_DIR"),
+    "/heap-proxy/java/lang/HeapProxyAllocs.class"
+));
+
 /// java/HeapProxy/java/lang/HeapProxyCalls.java, compiled by build.rs.
 static HEAP_PROXY_CALLS_CLASS: &[u8] = include_bytes!(concat!(
     env!("OUT_DIR"),
@@ -64,6 +72,9 @@ static HEAP_PROXY_CALLS_CLASS: &[u8] = include_bytes!(concat!(
 const CLASS_SLOTS: jint = 1 << 16;
 const MAX_SITES: jint = 1 << 20;
 const MAX_METHODS: jint = 1 << 20;
+/// Per-thread allocation rows (HeapProxyAllocs): a thread uses the slot named by the low bits of its tid,
+/// unless another live thread holds it (then it counts in the shared totals, atomically).
+const THREAD_SLOTS: jint = 1 << 14;
 
 fn since_load() -> u64 {
     static START: OnceLock<Instant> = OnceLock::new();
@@ -191,6 +202,7 @@ unsafe fn load(vm: *mut JavaVM, options: &str) -> Result<(), String> {
         stacks: Default::default(),
         early_probes: Default::default(),
         vm_allocators: Default::default(),
+        thread_rows: Default::default(),
         failed: Default::default(),
         gc: Default::default(),
     });
@@ -209,6 +221,7 @@ unsafe fn load(vm: *mut JavaVM, options: &str) -> Result<(), String> {
         object_free::object_free as jvmti::ObjectFreeFn,
     );
     callbacks.set(event::DATA_DUMP_REQUEST, data_dump_request as jvmti::GcFn);
+    callbacks.set(event::THREAD_END, thread_end as jvmti_ext::ThreadFn);
     callbacks.set(
         event::VM_OBJECT_ALLOC,
         vm_allocations::vm_object_alloc as jvmti::VmObjectAllocFn,
@@ -228,6 +241,11 @@ unsafe fn load(vm: *mut JavaVM, options: &str) -> Result<(), String> {
         && jvmti.set_event_notification_mode(event::VM_OBJECT_ALLOC, ENABLE) != jvmti::ERROR_NONE
     {
         return Err("cannot enable the JVMTI VM_OBJECT_ALLOC event".into());
+    }
+    // Allocation counts live in per-thread rows, which an ending thread hands over (thread_rows.rs).
+    if counting && jvmti.set_event_notification_mode(event::THREAD_END, ENABLE) != jvmti::ERROR_NONE
+    {
+        return Err("cannot enable the JVMTI THREAD_END event".into());
     }
     for e in [
         event::DATA_DUMP_REQUEST,
@@ -268,6 +286,14 @@ unsafe extern "system" fn vm_start(_jvmti: Env, env: *mut JNIEnv) {
             Some(c) => *lock(&a.proxy) = Some(GlobalRef(jni.new_global(c))),
             None => eprintln!("instr: cannot define java.lang.HeapProxy; nothing will be counted"),
         }
+        // HeapProxy's allocation probes delegate to it: without it HeapProxy.engage fails, and nothing
+        // is counted.
+        if jni
+            .define_boot_class("java/lang/HeapProxyAllocs", HEAP_PROXY_ALLOCS_CLASS)
+            .is_none()
+        {
+            eprintln!("instr: cannot define java.lang.HeapProxyAllocs; no allocation counts");
+        }
         match jni.define_boot_class("java/lang/HeapProxyCalls", HEAP_PROXY_CALLS_CLASS) {
             Some(c) => *lock(&a.calls_proxy) = Some(GlobalRef(jni.new_global(c))),
             None => eprintln!("instr: cannot define java.lang.HeapProxyCalls; no call counts"),
@@ -286,7 +312,7 @@ unsafe extern "system" fn vm_init(_jvmti: Env, env: *mut JNIEnv, _thread: jthrea
             eprintln!("instr: cannot read the array layout from jdk.internal.misc.Unsafe; nothing will be counted");
             return;
         };
-        let Some(engage) = jni.static_method(proxy.0, "engage", "(IIIIJIJJJJI)V") else {
+        let Some(engage) = jni.static_method(proxy.0, "engage", "(IIIIJIJJJJJJII)V") else {
             eprintln!("instr: HeapProxy.engage not found; nothing will be counted");
             return;
         };
@@ -327,8 +353,13 @@ unsafe extern "system" fn vm_init(_jvmti: Env, env: *mut JNIEnv, _thread: jthrea
             jvalue { j: offsets[1] },
             jvalue { j: offsets[2] },
             jvalue { j: offsets[3] },
+            jvalue { j: offsets[4] },
+            jvalue { j: offsets[5] },
             jvalue {
                 i: a.live_every as jint,
+            },
+            jvalue {
+                i: if counting { THREAD_SLOTS } else { 1 },
             },
         ];
         if a.rules.threads().trace_allocations {
@@ -338,6 +369,7 @@ unsafe extern "system" fn vm_init(_jvmti: Env, env: *mut JNIEnv, _thread: jthrea
         }
         if jni.call_static_void(proxy.0, engage, &args) {
             a.vm_allocators.resolve(jni, proxy.0);
+            a.thread_rows.resolve(jni, proxy.0);
             vm_allocations::hook_alloc_object(a);
             a.engaged.store(true, Ordering::Release);
         } else {
@@ -346,17 +378,17 @@ unsafe extern "system" fn vm_init(_jvmti: Env, env: *mut JNIEnv, _thread: jthrea
     }));
 }
 
-/// Unsafe's base offset and index scale of `long[]` and `Object[]`, for HeapProxy's atomic adds.
+/// Unsafe's base offset and index scale of `long[]`, `Object[]` and `int[]`, for HeapProxy's atomics.
 /// `arrayBaseOffset` returns `int` up to JDK 22 and `long` after; JNI finds whichever this VM has.
-fn element_offsets(jni: Jni) -> Option<[i64; 4]> {
+fn element_offsets(jni: Jni) -> Option<[i64; 6]> {
     let unsafe_class = jni.find_class("jdk/internal/misc/Unsafe")?;
     let get = jni.static_method(unsafe_class, "getUnsafe", "()Ljdk/internal/misc/Unsafe;")?;
     let u = jni.call_static_object(unsafe_class, get, &[])?;
     let scale = jni.method(unsafe_class, "arrayIndexScale", "(Ljava/lang/Class;)I")?;
     let base_int = jni.method(unsafe_class, "arrayBaseOffset", "(Ljava/lang/Class;)I");
     let base_long = jni.method(unsafe_class, "arrayBaseOffset", "(Ljava/lang/Class;)J");
-    let mut out = [0i64; 4];
-    for (k, array_class) in ["[J", "[Ljava/lang/Object;"].into_iter().enumerate() {
+    let mut out = [0i64; 6];
+    for (k, array_class) in ["[J", "[Ljava/lang/Object;", "[I"].into_iter().enumerate() {
         let c = jni.find_class(array_class)?;
         let arg = [jvalue { l: c }];
         out[2 * k] = match (base_int, base_long) {
@@ -417,6 +449,12 @@ unsafe extern "system" fn data_dump_request(jvmti: Env) {
         let Some(env) = a.java_vm.env() else { return };
         report::write_all(a, Jni(env), proxy.0, report::When::OnDemand);
     }));
+}
+
+/// ThreadEnd, on the ending thread: the thread profiler's record, then the thread's allocation rows.
+unsafe extern "system" fn thread_end(_jvmti: Env, env: *mut JNIEnv, thread: jthread) {
+    threads::thread_ended(env, thread);
+    let _ = catch_unwind(AssertUnwindSafe(|| thread_rows::thread_ended(env)));
 }
 
 unsafe extern "system" fn gc_start(_jvmti: Env) {

@@ -6,7 +6,7 @@
 //!
 //! ```text
 //! bit 62      reserved: objects tagged by the XML trace
-//! bit 61      1: `id` is a HeapProxy class slot; 0: `id` is a rewriter site id
+//! bit 61      1: `id` is a class's dense index (HeapProxyAllocs); 0: `id` is a rewriter site id
 //! bits 40-60  id
 //! bits 0-39   the object's size in bytes (capped at 2^40 - 1)
 //! ```

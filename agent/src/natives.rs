@@ -29,13 +29,13 @@ fn guarded(f: impl FnOnce()) {
 pub extern "system" fn Java_java_lang_HeapProxy_classSeen(
     _env: *mut JNIEnv,
     _: jclass,
-    slot: jint,
+    index: jint,
     o: jobject,
 ) {
     guarded(|| {
         let Some(a) = agent() else { return };
         if let Some(size) = a.jvmti.object_size(o) {
-            lock(&a.instance_sizes).insert(slot, size);
+            lock(&a.instance_sizes).insert(index, size);
         }
     })
 }
@@ -81,15 +81,15 @@ fn tag(o: jobject, owner: Owner) {
     })
 }
 
-/// A sampled object of the class in HeapProxy slot `slot` (per-class live counts, depth 0).
+/// A sampled object of the class of dense index `index` (HeapProxyAllocs; per-class live counts, depth 0).
 #[no_mangle]
 pub extern "system" fn Java_java_lang_HeapProxy_tag(
     _env: *mut JNIEnv,
     _: jclass,
     o: jobject,
-    slot: jint,
+    index: jint,
 ) {
-    tag(o, Owner::ClassSlot(slot as u32));
+    tag(o, Owner::ClassSlot(index as u32));
 }
 
 /// A sampled object or array allocated at `site` (per-site live counts, depth >= 1).
@@ -109,7 +109,7 @@ pub extern "system" fn Java_java_lang_HeapProxy_traceObject(
     env: *mut JNIEnv,
     _: jclass,
     o: jobject,
-    slot: jint,
+    index: jint,
 ) {
-    guarded(|| crate::xml_trace::object_allocated(crate::jni::Jni(env), o, slot));
+    guarded(|| crate::xml_trace::object_allocated(crate::jni::Jni(env), o, index));
 }

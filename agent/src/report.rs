@@ -1,6 +1,10 @@
 //! Reading the counts back from HeapProxy at VM death and writing the reports: `PREFIX.json` (exact
 //! counts, schema `instr-heap/1`, see docs/REPORTS.md) and `PREFIX.txt` (hprof-style). Both are written
 //! to a temporary file and renamed, so a reader never sees half a report.
+//!
+//! The allocation counts are in per-thread rows (HeapProxyAllocs); HeapProxy's `classTotals` and
+//! `siteTotals` sum them with the shared totals under the lock that ending threads take to hand their
+//! rows over, so every count is read once, also while threads run and end.
 
 use std::collections::HashMap;
 use std::fmt::Write as _;
@@ -91,51 +95,55 @@ pub fn collect(a: &Agent, jni: Jni, proxy: jobject, when: When) -> Report {
     }
     settle_live(a);
     let by_sites = a.rules.depth() > 0;
-    let instances = jni.static_longs(proxy, "instances");
-    let array_bytes = jni.static_longs(proxy, "arrayBytes");
+    // [2k]: instances, [2k + 1]: array bytes of the class of dense index k.
+    let class_totals = jni.static_call_longs(proxy, "classTotals");
+    let total = |i: usize| class_totals.get(i).copied().unwrap_or(0).max(0) as u64;
     let sizes = lock(&a.instance_sizes).clone();
     let mut classes = Vec::new();
     let mut slot_names = HashMap::new();
-    if let Some(f) = jni.static_field(proxy, "classes", "[Ljava/lang/Class;") {
-        let table = jni.static_object(proxy, f);
-        if !table.is_null() {
-            for i in 0..jni.array_length(table) {
-                let c = jni.object_array_element(table, i);
-                if c.is_null() {
-                    continue;
-                }
-                let sig = a.jvmti.class_signature(c).unwrap_or_default();
-                jni.delete_local(c);
-                let n = instances.get(i as usize).copied().unwrap_or(0).max(0) as u64;
-                let bytes = if sig.starts_with('[') {
-                    array_bytes.get(i as usize).copied().unwrap_or(0).max(0) as u64
-                } else {
-                    n * sizes.get(&i).copied().unwrap_or(0).max(0) as u64
-                };
-                let name = java_name(&sig);
-                slot_names.insert(
-                    i,
-                    (
-                        name.clone(),
-                        sizes.get(&i).copied().unwrap_or(0).max(0) as u64,
-                    ),
-                );
-                if n > 0 {
-                    let live = a
-                        .live
-                        .as_ref()
-                        .filter(|_| !by_sites)
-                        .map(|l| l.of(Owner::ClassSlot(i as u32)));
-                    classes.push(ClassCount {
-                        name,
-                        instances: n,
-                        bytes,
-                        live,
-                    });
-                }
+    let by_index = if proxy.is_null() {
+        None
+    } else {
+        jni.static_method(proxy, "classesByIndex", "()[Ljava/lang/Class;")
+            .and_then(|m| jni.call_static_object(proxy, m, &[]))
+    };
+    if let Some(table) = by_index {
+        for i in 0..jni.array_length(table) {
+            let c = jni.object_array_element(table, i);
+            if c.is_null() {
+                continue;
             }
-            jni.delete_local(table);
+            let sig = a.jvmti.class_signature(c).unwrap_or_default();
+            jni.delete_local(c);
+            let n = total(2 * i as usize);
+            let bytes = if sig.starts_with('[') {
+                total(2 * i as usize + 1)
+            } else {
+                n * sizes.get(&i).copied().unwrap_or(0).max(0) as u64
+            };
+            let name = java_name(&sig);
+            slot_names.insert(
+                i,
+                (
+                    name.clone(),
+                    sizes.get(&i).copied().unwrap_or(0).max(0) as u64,
+                ),
+            );
+            if n > 0 {
+                let live = a
+                    .live
+                    .as_ref()
+                    .filter(|_| !by_sites)
+                    .map(|l| l.of(Owner::ClassSlot(i as u32)));
+                classes.push(ClassCount {
+                    name,
+                    instances: n,
+                    bytes,
+                    live,
+                });
+            }
         }
+        jni.delete_local(table);
     }
 
     let size_of: HashMap<String, u64> = slot_names.into_values().collect();
@@ -171,17 +179,18 @@ pub fn collect(a: &Agent, jni: Jni, proxy: jobject, when: When) -> Report {
             });
         }
     } else {
-        let site_count = jni.static_longs(proxy, "siteCount");
-        let site_bytes = jni.static_longs(proxy, "siteBytes");
-        for (id, &count) in site_count
-            .iter()
+        // [2s]: count, [2s + 1]: array bytes of site s.
+        let site_totals = jni.static_call_longs(proxy, "siteTotals");
+        for (id, pair) in site_totals
+            .chunks_exact(2)
             .enumerate()
-            .filter(|(i, &c)| *i > 0 && c > 0)
+            .filter(|(i, p)| *i > 0 && p[0] > 0)
         {
+            let count = pair[0];
             let Some(info) = a.ids.site(id as u32) else {
                 continue;
             };
-            let array_bytes = site_bytes.get(id).copied().unwrap_or(0).max(0) as u64;
+            let array_bytes = pair[1].max(0) as u64;
             let (class, bytes) = sized(&info.allocated_type, count as u64, array_bytes);
             let frame = a.ids.method(info.method).map(|m| ResolvedFrame {
                 class: m.class.replace('/', "."),

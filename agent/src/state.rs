@@ -17,7 +17,7 @@ pub struct Agent {
     pub rules: Rules,
     /// Every `live_every`-th allocation of a class is tagged, to count live objects at exit; 0: off.
     pub live_every: u32,
-    /// Live objects per site or class slot, when live tracking is on.
+    /// Live objects per site or class (dense index), when live tracking is on.
     pub live: Option<crate::live::Live>,
     /// `calls=times`: per-thread call trees and times (method_report.rs); otherwise counts only.
     pub call_times: bool,
@@ -32,12 +32,14 @@ pub struct Agent {
     pub proxy: Mutex<Option<GlobalRef>>,
     /// The HeapProxyCalls class (a global reference), once defined.
     pub calls_proxy: Mutex<Option<GlobalRef>>,
-    /// Instance size per HeapProxy class slot, reported by `classSeen`.
+    /// Instance size per dense class index (HeapProxyAllocs), reported by `classSeen`.
     pub instance_sizes: Mutex<HashMap<i32, i64>>,
     pub stacks: Stacks,
     /// jmethodIDs of HeapProxy's Early wrappers of the site probes: a frame a stack walk skips.
     pub early_probes: [AtomicUsize; 2],
     pub vm_allocators: crate::vm_allocations::VmAllocators,
+    /// Folds an ending thread's allocation rows into the shared totals.
+    pub thread_rows: crate::thread_rows::ThreadRows,
     /// Classes whose rewrite failed, so each is reported once.
     pub failed: Mutex<HashSet<String>>,
     pub gc: GcStats,

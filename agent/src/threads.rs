@@ -184,7 +184,7 @@ pub fn install(jvmti: Jvmti, rules: &Rules, caps: &Capabilities, callbacks: &mut
         thread_id_method: AtomicUsize::new(0),
     });
     callbacks.set(event::THREAD_START, thread_start as ThreadFn);
-    callbacks.set(event::THREAD_END, thread_end as ThreadFn);
+    // THREAD_END is lib.rs's: it also hands the thread's allocation rows over, and calls thread_ended.
     callbacks.set(
         event::VIRTUAL_THREAD_START,
         virtual_thread_start as ThreadFn,
@@ -423,7 +423,8 @@ unsafe extern "system" fn thread_start(_: Env, env: *mut JNIEnv, thread: jthread
     started(env, thread, false);
 }
 
-unsafe extern "system" fn thread_end(_: Env, env: *mut JNIEnv, thread: jthread) {
+/// The profiler's part of ThreadEnd (lib.rs owns the callback). Does nothing when the profiler is off.
+pub fn thread_ended(env: *mut JNIEnv, thread: jthread) {
     ended(env, thread, false);
 }
 

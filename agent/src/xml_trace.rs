@@ -51,7 +51,7 @@ struct Trace {
     next_class: AtomicU64,
     /// Class name -> classId.
     classes: Mutex<HashMap<String, u64>>,
-    /// HeapProxy class slot -> (classId, class name), for allocations.
+    /// Dense class index (HeapProxyAllocs) -> (classId, class name), for allocations.
     slots: Mutex<HashMap<i32, (u64, String)>>,
     allocations: bool,
 }

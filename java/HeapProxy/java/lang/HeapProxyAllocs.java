@@ -1,0 +1,611 @@
+/*
+ * The allocation half of the probes: HeapProxy.objectAlloc, objectNew, arrayAlloc, objectBuilt and vmAlloc
+ * delegate here. libinstr.so defines this class in java.base beside HeapProxy in the early VM_START phase;
+ * HeapProxy.engage() initialises it at VM_INIT (docs/ARCHITECTURE.md, "Counting is Java").
+ *
+ * Every thread counts into rows of its own with plain adds: an atomic add on a shared array (what this replaced)
+ * costs a locked instruction per allocation and bounces cache lines between the cores of a multi-threaded
+ * allocator (sunflow's 18 threads: 1.42x). Threads that cannot have rows (below) add atomically to the shared
+ * arrays, which also hold the rows of the threads that ended. A total is therefore the shared value plus every
+ * live row's, which totals() sums under LOCK; retire() moves an ending thread's rows into the shared arrays
+ * under the same lock, so a reader sees each count exactly once whether the thread ended before, during or after
+ * the read.
+ *
+ *  - Slots. A thread's slot is the low bits of its Thread.tid (read with Unsafe: one load, whatever the state of
+ *    the Thread's monitor), and it owns the slot while THREADS[slot] is the thread itself: one compare on the hot
+ *    path. A thread whose slot another live thread holds, a thread with slot 0 (the "no rows" slot the hot path
+ *    falls back to), a thread not yet given a tid and a virtual thread (no THREAD_END event tells when it is done)
+ *    count in the shared arrays, exactly and as slowly as before. Slots are freed when their thread ends.
+ *  - Classes. A class gets a dense index the first time it is seen (identity-hash open addressing in CLASSES, the
+ *    index claimed by CAS), so that a thread's class row is as long as the highest index it touched, not as the
+ *    whole hash table. Row columns are 2 * index (instances) and 2 * index + 1 (array bytes); columns 0 and 1
+ *    hold the row's sampling salt. COLUMNS gives the column by hash slot; an array class whose elements are
+ *    arrays gets the NESTED bit, which keeps it off the fast path (its sub-arrays are counted too).
+ *  - Sites. Site ids come from the rewriter, dense already but up to 2^20 of them, and a thread touches few: site
+ *    rows are pages of PAGE sites, made on first use ([2j] count, [2j + 1] array bytes).
+ *
+ * Settings are static finals read from HeapProxy's fields when this class initialises, so the JIT folds the modes
+ * and the table references. Every method on a hot path is at most 35 bytes of bytecode (MaxInlineSize: C1
+ * inlines nothing bigger); the rare work is in the *Slowly methods.
+ *
+ * Rules (as for HeapProxy: Object.<init> runs this for every object): allocate no object (arrays are fine: a row
+ * or page when a thread first needs it, the totals), throw nothing, call no JDK method that could carry a probe
+ * (only Thread.currentThread, getClass, System.identityHashCode, System.arraycopy and Unsafe). The <clinit> may
+ * do work: nothing reaches this class before HeapProxy.engage().
+ */
+package java.lang;
+
+import jdk.internal.misc.Unsafe;
+
+final class HeapProxyAllocs {
+    private HeapProxyAllocs() {}
+
+    private static final Unsafe U = Unsafe.getUnsafe();
+    private static final long LONGS = HeapProxy.LONGS;
+    private static final long LONG_SCALE = HeapProxy.LONG_SCALE;
+    private static final long REFS = HeapProxy.REFS;
+    private static final long REF_SCALE = HeapProxy.REF_SCALE;
+    private static final long INTS = HeapProxy.INTS;
+    private static final long INT_SCALE = HeapProxy.INT_SCALE;
+
+    /** Frames per site: 0 per class only, 1 the allocating frame, more: HeapProxy walks the stack. */
+    static final int DEPTH = HeapProxy.depth;
+    static final boolean LIVE = HeapProxy.liveEvery > 0;
+    /** 2^32 / liveEvery: an object is sampled when a 32-bit hash of its number falls below it. */
+    private static final long BELOW = HeapProxy.liveBelow;
+    private static final boolean TRACE = HeapProxy.traceObjects;
+    /** What objectAlloc does: 0 count, 1 count and sample per class (live, depth 0), 2 the long way (the trace). */
+    static final int OBJECTS = TRACE ? 2 : LIVE && DEPTH == 0 ? 1 : 0;
+    private static final long HEADER = HeapProxy.arrayHeader;
+    private static final int REF_BYTES = HeapProxy.refBytes;
+
+    /** Offset of Thread.tid: a constant, so reading it is a plain field load. */
+    private static final long TID = U.objectFieldOffset(Thread.class, "tid");
+    /** java.lang.VirtualThread (null before JDK 21): its threads never get a slot. */
+    private static final Class<?> VIRTUAL = virtualThreadClass();
+
+    // ---- thread slots
+
+    private static final int SLOTS = powerOfTwo(HeapProxy.threadSlots, 2);
+    private static final int SLOT_MASK = SLOTS - 1;
+    /** The owner of each slot; slot 0 is never owned, so its rows stay empty. */
+    private static final Thread[] THREADS = new Thread[SLOTS];
+
+    // ---- classes
+
+    private static final int NONE = Integer.MAX_VALUE;
+    private static final int NESTED = 1 << 30;
+    private static final int CLASS_SLOTS = powerOfTwo(HeapProxy.classSlots, 2);
+    private static final int CLASS_MASK = CLASS_SLOTS - 1;
+    /** Classes by identity hash, open addressing; a slot is claimed once with a CAS and never freed. */
+    private static final Class<?>[] CLASSES = new Class<?>[CLASS_SLOTS];
+    /** By hash slot: the class's row column (2 * index, | NESTED), NONE until the index is assigned. */
+    private static final int[] COLUMNS = filled(CLASS_SLOTS, NONE);
+    /** By dense index: the class (index 0 is never assigned; a lost race leaves a null hole). */
+    static final Class<?>[] BY_INDEX = new Class<?>[CLASS_SLOTS];
+    private static final long[] NEXT_INDEX = { 1 };
+    private static final long[] EMPTY = new long[0];
+    private static final long[][] CLASS_ROWS = rows(SLOTS);
+    /** Columns as in a row: retired threads and threads without a slot (atomic adds). */
+    private static final long[] SHARED_CLASSES = new long[2 * CLASS_SLOTS];
+
+    // ---- sites
+
+    private static final int PAGE_SHIFT = 7;
+    private static final int PAGE = 1 << PAGE_SHIFT;
+    private static final int PAGE_MASK = PAGE - 1;
+    private static final int MAX_SITES = powerOfTwo(HeapProxy.maxSites, 1);
+    private static final long[][] NO_PAGES = new long[0][];
+    /** Per slot, pages of PAGE sites: [2j] count, [2j + 1] array bytes. */
+    private static final long[][][] SITE_PAGES = pages(SLOTS);
+    private static final long[] SHARED_SITES = new long[2 * MAX_SITES];
+    /** Per slot, pages of PAGE sites: objects finished, the live sample's counter (depth > 0). Not reported. */
+    private static final long[][][] BUILT_PAGES = pages(SLOTS);
+    private static final long[] SHARED_BUILT = new long[LIVE && DEPTH > 0 ? MAX_SITES : 1];
+
+    /** [0]: probes whose site or class did not fit the tables; reported, never silently lost. */
+    static final long[] DROPPED = new long[1];
+
+    /** Held by retire() and by the readers, so that a retiring thread's counts are seen exactly once. */
+    private static final long[] LOCK = new long[0];
+    /** The sums at the last reset (guarded by LOCK); totals are counted from them. */
+    private static long[] baseClasses, baseSites;
+
+    /** Called by HeapProxy.engage(); the first call initialises the class. */
+    static void engage() {}
+
+    private static int powerOfTwo(int n, int least) {
+        int p = least;
+        while (p < n && p < (1 << 30)) p <<= 1;
+        return p;
+    }
+
+    private static int[] filled(int n, int value) {
+        int[] t = new int[n];
+        for (int i = 0; i < n; i++) t[i] = value;
+        return t;
+    }
+
+    private static long[][] rows(int n) {
+        long[][] t = new long[n][];
+        for (int i = 0; i < n; i++) t[i] = EMPTY;
+        return t;
+    }
+
+    private static long[][][] pages(int n) {
+        long[][][] t = new long[n][][];
+        for (int i = 0; i < n; i++) t[i] = NO_PAGES;
+        return t;
+    }
+
+    private static Class<?> virtualThreadClass() {
+        try {
+            return Class.forName("java.lang.VirtualThread", false, null);
+        } catch (Throwable e) {
+            return null;
+        }
+    }
+
+    // ---- the hot path
+
+    /** The current thread's slot, or 0 (whose rows are empty) when it owns none. */
+    private static int me() {
+        Thread t = Thread.currentThread();
+        int s = (int) U.getLong(t, TID) & SLOT_MASK;
+        return THREADS[s] == t ? s : 0;
+    }
+
+    /** The row column of o's class when it is known and not NESTED; otherwise more than any row is long. */
+    private static int column(Object o) {
+        return column(o.getClass());
+    }
+
+    /**
+     * A class is looked for in the pair of hash slots {i, i ^ 1} first, where it almost always is: a class whose
+     * home slot another took sits next to it, so a collision does not send every allocation of the class the
+     * long way.
+     */
+    private static int column(Class<?> c) {
+        int i = System.identityHashCode(c) & CLASS_MASK;
+        return CLASSES[i] == c ? COLUMNS[i] : neighbour(c, i ^ 1);
+    }
+
+    private static int neighbour(Class<?> c, int j) {
+        return CLASSES[j] == c ? COLUMNS[j] : NONE;
+    }
+
+    /** objectAlloc, counting only. */
+    static void object(Object o) {
+        long[] c = CLASS_ROWS[me()];
+        int k = column(o);
+        if (k < c.length) c[k]++;
+        else objectSlowly(o);
+    }
+
+    /** objectAlloc with live objects sampled per class (depth 0). */
+    static void objectSampled(Object o) {
+        long[] c = CLASS_ROWS[me()];
+        int k = column(o);
+        if (k < c.length) tally(o, c, k);
+        else objectSlowly(o);
+    }
+
+    private static void tally(Object o, long[] c, int k) {
+        if (sampled(c[k]++ + c[1])) HeapProxy.tag(o, k >> 1);
+    }
+
+    /** objectNew: one more object at `site`. */
+    static void objectNew(int site) {
+        long[] p = page(SITE_PAGES, site);
+        if (p != null) p[(site & PAGE_MASK) << 1]++;
+        else newSlowly(site);
+    }
+
+    /** arrayAlloc without live objects: counts the array (and its sub-arrays) by class and site; its bytes. */
+    static long array(Object a, int site) {
+        long size = arraySize(a);
+        classArray(a, site, size);
+        siteArray(site, size);
+        return size;
+    }
+
+    /** arrayAlloc with live objects: the same, sampling per class. */
+    static long arraySampled(Object a, int site) {
+        long size = arraySize(a);
+        classArraySampled(a, site, size);
+        siteArray(site, size);
+        return size;
+    }
+
+    private static void classArray(Object a, int site, long size) {
+        if (!counted(CLASS_ROWS[me()], column(a), size)) arraySlowly(a, site, size, true);
+    }
+
+    private static void classArraySampled(Object a, int site, long size) {
+        if (!tallied(a, site, CLASS_ROWS[me()], column(a), size)) arraySlowly(a, site, size, true);
+    }
+
+    private static boolean counted(long[] c, int k, long size) {
+        if (k >= c.length) return false;
+        c[k]++;
+        c[k + 1] += size;
+        return true;
+    }
+
+    private static boolean tallied(Object a, int site, long[] c, int k, long size) {
+        if (k >= c.length) return false;
+        sampleArray(a, site, c, k);
+        return counted(c, k, size);
+    }
+
+    private static void sampleArray(Object a, int site, long[] c, int k) {
+        if (sampled(c[k] + c[1])) tagArray(a, site, k >> 1);
+    }
+
+    private static void siteArray(int site, long size) {
+        long[] p = page(SITE_PAGES, site);
+        if (p == null || !counted(p, (site & PAGE_MASK) << 1, size)) siteArraySlowly(site, size);
+    }
+
+    /** objectBuilt (live objects by site, depth > 0): an object of `site` finished its constructor. */
+    static void built(Object o, int site) {
+        long[] p = page(BUILT_PAGES, site);
+        if (p != null) tallyBuilt(o, site, p);
+        else builtSlowly(o, site);
+    }
+
+    private static void tallyBuilt(Object o, int site, long[] p) {
+        if (sampled(p[site & PAGE_MASK]++)) HeapProxy.tagSite(o, site);
+    }
+
+    /** The current thread's page of `table` that holds `site`; null when it has none yet. */
+    private static long[] page(long[][][] table, int site) {
+        long[][] d = table[me()];
+        int i = site >>> PAGE_SHIFT;
+        return i < d.length ? d[i] : null;
+    }
+
+    /**
+     * Whether the n-th object (of a class, or of a site) is tagged for live tracking: one in liveEvery on
+     * average, chosen by a hash of n rather than n % liveEvery, so that a program keeping every k-th object
+     * does not bias the estimate. Rows count from a salt per thread (the tid in the high word), so that threads
+     * do not all sample the same positions of their own sequences. A compare, not a division.
+     */
+    private static boolean sampled(long n) {
+        return (((n + 1) * 0x9E3779B97F4A7C15L) >>> 32) < BELOW;
+    }
+
+    private static long arraySize(Object a) {
+        long n;
+        int elem;
+        if (a instanceof Object[] x) { n = x.length; elem = REF_BYTES; }
+        else if (a instanceof int[] x) { n = x.length; elem = 4; }
+        else if (a instanceof byte[] x) { n = x.length; elem = 1; }
+        else if (a instanceof char[] x) { n = x.length; elem = 2; }
+        else if (a instanceof long[] x) { n = x.length; elem = 8; }
+        else if (a instanceof double[] x) { n = x.length; elem = 8; }
+        else if (a instanceof float[] x) { n = x.length; elem = 4; }
+        else if (a instanceof short[] x) { n = x.length; elem = 2; }
+        else if (a instanceof boolean[] x) { n = x.length; elem = 1; }
+        else return 0;
+        return (HEADER + n * elem + 7) & ~7L;
+    }
+
+    // ---- the long way: first sight of a class or site by a thread, threads without a slot, the trace
+
+    /** objectAlloc in every case the hot path leaves: counts, samples (depth 0) and traces. */
+    static void objectSlowly(Object o) {
+        int k = columnSlowly(o);
+        if (k < 0) return;
+        long n = addClass(k, 0);
+        if (LIVE && DEPTH == 0 && sampled(n)) HeapProxy.tag(o, k >> 1);
+        if (TRACE) HeapProxy.traceObject(o, k >> 1);
+    }
+
+    /**
+     * Counts an array by class, and samples it. With `nested` (the array came from a bytecode site) also the
+     * sub-arrays a multianewarray made, at the same site; the VM reports each of its own sub-arrays itself.
+     */
+    private static void arraySlowly(Object a, int site, long size, boolean nested) {
+        int k = columnSlowly(a);
+        if (k < 0) return;
+        int column = k & ~NESTED;
+        long n = addClass(column, size);
+        if (LIVE && sampled(n)) tagArray(a, site, column >> 1);
+        if (nested && (k & NESTED) != 0) {
+            for (Object inner : (Object[]) a) {
+                if (inner != null) arraySlowly(inner, site, arraySize(inner), true);
+            }
+        }
+    }
+
+    /** Live samples of arrays: per class at depth 0, per site otherwise. */
+    private static void tagArray(Object a, int site, int index) {
+        if (DEPTH == 0) HeapProxy.tag(a, index);
+        else if (site > 0) HeapProxy.tagSite(a, site);
+    }
+
+    /** vmAlloc: an array the VM made (clone, Array.newInstance, JNI). */
+    static void vmArray(Object a) {
+        arraySlowly(a, 0, arraySize(a), false);
+    }
+
+    /**
+     * Adds one instance (and `bytes`) at column k of the thread's row, or atomically in the shared row when the
+     * thread has none; returns the number to sample on (the count before, plus the row's salt).
+     */
+    private static long addClass(int k, long bytes) {
+        long[] c = classRowSlowly(k);
+        if (c == null) {
+            if (bytes != 0) shared(SHARED_CLASSES, k + 1, bytes);
+            return shared(SHARED_CLASSES, k, 1);
+        }
+        long n = c[k];
+        c[k] = n + 1;
+        c[k + 1] += bytes;
+        return n + c[1];
+    }
+
+    private static void newSlowly(int site) {
+        if (!siteOk(site)) return;
+        long[] p = pageSlowly(SITE_PAGES, site, 2, false);
+        if (p != null) p[(site & PAGE_MASK) << 1]++;
+        else shared(SHARED_SITES, site << 1, 1);
+    }
+
+    private static void siteArraySlowly(int site, long size) {
+        if (!siteOk(site)) return;
+        long[] p = pageSlowly(SITE_PAGES, site, 2, false);
+        if (p != null) {
+            counted(p, (site & PAGE_MASK) << 1, size);
+        } else {
+            shared(SHARED_SITES, (site << 1) + 1, size);
+            shared(SHARED_SITES, site << 1, 1);
+        }
+    }
+
+    private static void builtSlowly(Object o, int site) {
+        if (!siteOk(site) || site >= SHARED_BUILT.length) { dropped(); return; }
+        long[] p = pageSlowly(BUILT_PAGES, site, 1, true);
+        long n = p != null ? p[site & PAGE_MASK]++ : shared(SHARED_BUILT, site, 1);
+        if (sampled(n)) HeapProxy.tagSite(o, site);
+    }
+
+    private static boolean siteOk(int site) {
+        if (site > 0 && site < MAX_SITES) return true;
+        dropped();
+        return false;
+    }
+
+    /** The raw column (NESTED bit included) of o's class, assigning it the first time; -1 if the tables are full. */
+    private static int columnSlowly(Object o) {
+        Class<?> c = o.getClass();
+        int home = System.identityHashCode(c) & CLASS_MASK;
+        // Slots in the order home, home ^ 1, home ^ 2...: every slot once, the pair column() looks at first.
+        for (int probes = 0; probes <= CLASS_MASK; probes++) {
+            int i = home ^ probes;
+            long at = REFS + i * REF_SCALE;
+            Object k = U.getReferenceAcquire(CLASSES, at);
+            if (k == null) k = U.compareAndSetReference(CLASSES, at, null, c) ? c : U.getReferenceAcquire(CLASSES, at);
+            if (k == c) {
+                int column = U.getIntAcquire(COLUMNS, INTS + i * INT_SCALE);
+                return column != NONE ? column : assign(i, o, c);
+            }
+        }
+        dropped();
+        return -1;
+    }
+
+    /**
+     * Gives the class in hash slot i its dense index. Racing threads each take an index and the first CAS of the
+     * column wins; a loser's index was never published and stays a hole. The class and its instance size are
+     * recorded before the column is published, so no count can be read without them.
+     */
+    private static int assign(int i, Object o, Class<?> c) {
+        long at = INTS + i * INT_SCALE;
+        long index = U.getAndAddLong(NEXT_INDEX, LONGS, 1);
+        if (index < BY_INDEX.length) {
+            int x = (int) index;
+            int column = x << 1 | (o instanceof Object[] a && holdsArrays(a) ? NESTED : 0);
+            BY_INDEX[x] = c;
+            HeapProxy.classSeen(x, o);
+            if (U.compareAndSetInt(COLUMNS, at, NONE, column)) return column;
+            BY_INDEX[x] = null;
+        }
+        int column = U.getIntAcquire(COLUMNS, at);
+        if (column != NONE) return column;
+        dropped();
+        return -1;
+    }
+
+    /** Whether the component type is an array type, by instanceof only (no JDK method on this path). */
+    private static boolean holdsArrays(Object[] a) {
+        return a instanceof Object[][] || a instanceof int[][] || a instanceof long[][] || a instanceof byte[][]
+                || a instanceof char[][] || a instanceof double[][] || a instanceof float[][]
+                || a instanceof short[][] || a instanceof boolean[][];
+    }
+
+    /** The current thread's slot, claimed if free; 0 when it cannot have one. */
+    private static int slot() {
+        Thread t = Thread.currentThread();
+        int s = (int) U.getLong(t, TID) & SLOT_MASK;
+        if (s == 0) return 0;
+        long at = REFS + s * REF_SCALE;
+        Object owner = U.getReferenceAcquire(THREADS, at);
+        if (owner == t) return s;
+        if (owner != null || t.getClass() == VIRTUAL) return 0;
+        // The previous owner emptied the rows before releasing the slot (retire), and the CAS orders that.
+        return U.compareAndSetReference(THREADS, at, null, t) ? s : 0;
+    }
+
+    /** The thread's class row, made or grown to hold column k; null when the thread has no slot. */
+    private static long[] classRowSlowly(int k) {
+        int s = slot();
+        if (s == 0) return null;
+        long[] c = CLASS_ROWS[s];
+        if (k + 1 < c.length) return c;
+        int n = c.length == 0 ? 64 : c.length;
+        while (n <= k + 1) n <<= 1;
+        long[] bigger = new long[n];
+        if (c.length == 0) bigger[1] = salt();
+        else System.arraycopy(c, 0, bigger, 0, c.length);
+        // Released: a reader summing the rows sees the copied counts with the new row.
+        U.putReferenceRelease(CLASS_ROWS, REFS + s * REF_SCALE, bigger);
+        return bigger;
+    }
+
+    /** The thread's page of `table` for `site`, made if needed (`width` longs per site); null without a slot. */
+    private static long[] pageSlowly(long[][][] table, int site, int width, boolean salted) {
+        int s = slot();
+        if (s == 0) return null;
+        long[][] d = table[s];
+        int i = site >>> PAGE_SHIFT;
+        if (i >= d.length) {
+            int n = d.length == 0 ? 8 : d.length;
+            while (n <= i) n <<= 1;
+            long[][] bigger = new long[n][];
+            System.arraycopy(d, 0, bigger, 0, d.length);
+            U.putReferenceRelease(table, REFS + s * REF_SCALE, bigger);
+            d = bigger;
+        }
+        long[] p = d[i];
+        if (p == null) {
+            p = new long[PAGE * width];
+            if (salted) {
+                long salt = salt();
+                for (int j = 0; j < p.length; j++) p[j] = salt;
+            }
+            U.putReferenceRelease(d, REFS + i * REF_SCALE, p);
+        }
+        return p;
+    }
+
+    /** The current thread's sampling salt: its tid in the high word. */
+    private static long salt() {
+        return U.getLong(Thread.currentThread(), TID) << 32;
+    }
+
+    private static long shared(long[] table, int index, long delta) {
+        return U.getAndAddLong(table, LONGS + index * LONG_SCALE, delta);
+    }
+
+    private static void dropped() {
+        shared(DROPPED, 0, 1);
+    }
+
+    // ---- thread end and the readers (not on any probe path)
+
+    /**
+     * Called by the agent (JNI) from JVMTI ThreadEnd, on the ending thread, which runs no more bytecode after it:
+     * adds its rows into the shared arrays and frees its slot, so that a program making many short-lived
+     * threads keeps rows only for the living ones.
+     */
+    static void retire() {
+        Thread t = Thread.currentThread();
+        int s = (int) U.getLong(t, TID) & SLOT_MASK;
+        long at = REFS + s * REF_SCALE;
+        if (s == 0 || U.getReferenceAcquire(THREADS, at) != t) return;
+        synchronized (LOCK) {
+            long[] c = CLASS_ROWS[s];
+            for (int k = 2; k < c.length; k++) {
+                if (c[k] != 0) shared(SHARED_CLASSES, k, c[k]);
+            }
+            CLASS_ROWS[s] = EMPTY;
+            long[][] d = SITE_PAGES[s];
+            for (int i = 0; i < d.length; i++) {
+                long[] p = d[i];
+                if (p == null) continue;
+                int first = i << (PAGE_SHIFT + 1);
+                for (int j = 0; j < p.length; j++) {
+                    if (p[j] != 0) shared(SHARED_SITES, first + j, p[j]);
+                }
+            }
+            SITE_PAGES[s] = NO_PAGES;
+            BUILT_PAGES[s] = NO_PAGES;
+        }
+        U.putReferenceRelease(THREADS, at, null);
+    }
+
+    /** Instances and array bytes by row column (2 * index, 2 * index + 1): shared + every row - the reset base. */
+    static long[] classTotals() {
+        synchronized (LOCK) {
+            return minus(classSums(), baseClasses);
+        }
+    }
+
+    /** Counts and array bytes by 2 * site id and 2 * site id + 1, as classTotals. */
+    static long[] siteTotals() {
+        synchronized (LOCK) {
+            return minus(siteSums(), baseSites);
+        }
+    }
+
+    /** Counts from here on: the current sums become the base the totals are counted from. */
+    static void reset() {
+        synchronized (LOCK) {
+            baseClasses = classSums();
+            baseSites = siteSums();
+        }
+    }
+
+    private static long[] minus(long[] sums, long[] base) {
+        if (base != null) {
+            for (int i = 0; i < sums.length; i++) sums[i] -= base[i];
+        }
+        return sums;
+    }
+
+    private static long[] classSums() {
+        long[] out = snapshot(SHARED_CLASSES);
+        for (int s = 1; s < SLOTS; s++) {
+            long[] c = (long[]) U.getReferenceAcquire(CLASS_ROWS, REFS + s * REF_SCALE);
+            for (int k = 2; k < c.length; k++) out[k] += c[k];
+        }
+        return out;
+    }
+
+    private static long[] siteSums() {
+        long[] out = snapshot(SHARED_SITES);
+        for (int s = 1; s < SLOTS; s++) {
+            long[][] d = (long[][]) U.getReferenceAcquire(SITE_PAGES, REFS + s * REF_SCALE);
+            for (int i = 0; i < d.length; i++) {
+                long[] p = (long[]) U.getReferenceAcquire(d, REFS + i * REF_SCALE);
+                if (p == null) continue;
+                int first = i << (PAGE_SHIFT + 1);
+                for (int j = 0; j < p.length; j++) out[first + j] += p[j];
+            }
+        }
+        return out;
+    }
+
+    private static long[] snapshot(long[] shared) {
+        long[] out = new long[shared.length];
+        for (int i = 0; i < out.length; i++) out[i] = U.getLongVolatile(shared, LONGS + i * LONG_SCALE);
+        return out;
+    }
+
+    /** Slots owned by a thread: the threads holding rows (the threads that ended hold none). */
+    static int rowsHeld() {
+        int n = 0;
+        for (int s = 1; s < SLOTS; s++) {
+            if (U.getReferenceAcquire(THREADS, REFS + s * REF_SCALE) != null) n++;
+        }
+        return n;
+    }
+
+    /** The dense index of class c, or -1 if no instance of it has been counted. */
+    static int indexOf(Class<?> c) {
+        if (c == null) return -1;
+        int home = System.identityHashCode(c) & CLASS_MASK;
+        for (int probes = 0; probes <= CLASS_MASK; probes++) {
+            int i = home ^ probes;
+            Class<?> k = CLASSES[i];
+            if (k == c) {
+                int column = COLUMNS[i];
+                return column == NONE ? -1 : (column & ~NESTED) >> 1;
+            }
+            if (k == null) return -1;
+        }
+        return -1;
+    }
+}
