@@ -449,12 +449,13 @@ fn compile_example(jdk: &Jdk, name: &str, edit: impl Fn(String) -> String) -> (P
     (classes, jar)
 }
 
-fn run_junit(jdk: &Jdk, classes: &Path, jar: &Path, with_agent: bool) -> Output {
+/// The JUnit example under the agent with `options` appended to its option string (None: no agent).
+fn run_junit(jdk: &Jdk, classes: &Path, jar: &Path, options: Option<&str>) -> Output {
     let mut cmd = Command::new(jdk.bin("java"));
-    if with_agent {
+    if let Some(options) = options {
         let rules = workspace().join("examples/junit/rules.yaml");
         cmd.arg(format!(
-            "-agentpath:{}=rules={},file={}/instr-%p",
+            "-agentpath:{}=rules={},file={}/instr-%p{options}",
             agent_lib().display(),
             rules.display(),
             classes.parent().unwrap().display()
@@ -480,13 +481,16 @@ fn junit_example_passes_and_catches_an_extra_call_or_allocation() {
     }
     for jdk in jdks() {
         let (classes, jar) = compile_example(&jdk, "as-is", |s| s);
-        let out = run_junit(&jdk, &classes, &jar, true);
-        check(&format!("[{}] examples/junit", jdk.version), &out);
-        assert!(
-            text(&out.stdout).contains("4 tests successful"),
-            "{}",
-            text(&out.stdout)
-        );
+        // The API reads the same counts in every call mode (with leaves timed, from the call trees).
+        for options in ["", ",calls=times", ",calls=times,leaves=timed"] {
+            let out = run_junit(&jdk, &classes, &jar, Some(options));
+            check(&format!("[{}] examples/junit{options}", jdk.version), &out);
+            assert!(
+                text(&out.stdout).contains("4 tests successful"),
+                "{options}: {}",
+                text(&out.stdout)
+            );
+        }
 
         let variants: [(&str, &str, &str); 2] = [
             (
@@ -500,12 +504,14 @@ fn junit_example_passes_and_catches_an_extra_call_or_allocation() {
                 "Receipt allocations ==> expected: <0> but was: <1>",
             ),
         ];
-        for (name, replacement, message) in variants {
+        for ((name, replacement, message), options) in
+            variants.into_iter().zip([",calls=times,leaves=timed", ""])
+        {
             let (classes, jar) = compile_example(&jdk, name, |s| {
                 assert!(s.contains("        return t;"));
                 s.replace("        return t;", &format!("        {replacement}"))
             });
-            let out = run_junit(&jdk, &classes, &jar, true);
+            let out = run_junit(&jdk, &classes, &jar, Some(options));
             let stdout = text(&out.stdout);
             assert!(
                 !out.status.success(),
@@ -518,13 +524,13 @@ fn junit_example_passes_and_catches_an_extra_call_or_allocation() {
                 jdk.version
             );
             println!(
-                "[{}] examples/junit with an {name}: fails with \"{message}\"",
+                "[{}] examples/junit with an {name}{options}: fails with \"{message}\"",
                 jdk.version
             );
         }
 
         // Without the agent: a clear one-line failure naming the option.
-        let out = run_junit(&jdk, &classes, &jar, false);
+        let out = run_junit(&jdk, &classes, &jar, None);
         let stdout = text(&out.stdout);
         assert!(!out.status.success());
         assert!(
