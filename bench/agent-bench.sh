@@ -11,6 +11,7 @@
 #   depth8  rules/default.yaml, depth 8
 #   live    rules/default.yaml, depth 0, live objects sampled 1 in 100 per class
 #   live1   rules/default.yaml, depth 1, live objects sampled 1 in 100 per site
+#   live1k  rules/default.yaml, depth 0, live objects sampled 1 in 1000 per class
 #   monitors  agent loaded, no allocation probes (rules/empty.yaml); the thread and monitor profiler on:
 #           thread start/end and CPU time, contended enter/entered and wait/waited (MONITOR TIME)
 #   jfr     no agent; -XX:StartFlightRecording with settings=profile (allocation sampling on)
@@ -58,6 +59,7 @@ opts() {  # opts MODE WORKLOAD RUN
     depth1) echo "-agentpath:$LIB=rules=$ROOT/rules/default.yaml,file=$OUT/r-%p,depth=1" ;;
     depth8) echo "-agentpath:$LIB=rules=$ROOT/rules/default.yaml,file=$OUT/r-%p,depth=8" ;;
     live)   echo "-agentpath:$LIB=rules=$ROOT/rules/default.yaml,file=$OUT/r-%p,depth=0,live=100" ;;
+    live1k) echo "-agentpath:$LIB=rules=$ROOT/rules/default.yaml,file=$OUT/r-%p,depth=0,live=1000" ;;
     live1)  echo "-agentpath:$LIB=rules=$ROOT/rules/default.yaml,file=$OUT/r-%p,depth=1,live=100" ;;
     monitors) echo "-agentpath:$LIB=rules=$ROOT/rules/empty.yaml,file=$OUT/r-%p,threads=on,monitors=on" ;;
     jfr)    echo "-XX:StartFlightRecording=filename=$OUT/r.jfr,settings=profile" ;;
