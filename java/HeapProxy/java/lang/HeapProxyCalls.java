@@ -134,11 +134,12 @@ public final class HeapProxyCalls {
         cpuNow();
     }
 
-    // ---- the probes (through HeapProxy.methodEnter/methodExit/methodUnwind)
+    // ---- the probes (through HeapProxy.countCall/countUnwind and methodEnter/methodExit/methodUnwind)
     //
     // Counts mode's probes and the methods they call are each at most 35 bytes of bytecode (MaxInlineSize),
-    // so that C1 inlines them as well as C2: a probe that C1 calls for real (a 60-byte one did) costs a call
-    // per event for as long as a method runs in C1 code. Everything rare is in the *Slowly methods.
+    // so that C1 inlines them as well as C2 (C1 allows only 24 bytes three calls deep, so a probe inside an
+    // inlined method may still be a call there): a probe that C1 calls for real (a 60-byte one did) costs a
+    // call per event for as long as a method runs in C1 code. Everything rare is in the *Slowly methods.
 
     // Ids are positive: the rewriter numbers methods from 1. (Checking for a negative one would take the
     // probes past 35 bytes.)
