@@ -9,9 +9,10 @@
 #   count   rules/default.yaml, depth 0: exact per-class and per-array-site counts
 #   depth1  rules/default.yaml, depth 1: plus every object's static allocation site (no stack walk)
 #   depth8  rules/default.yaml, depth 8
-#   live    rules/default.yaml, depth 0, live objects sampled 1 in 100 per class
-#   live1   rules/default.yaml, depth 1, live objects sampled 1 in 100 per site
-#   live1k  rules/default.yaml, depth 0, live objects sampled 1 in 1000 per class
+#   live    rules/default.yaml, depth 0, live objects by the JVM's heap sampler (live=512k), per class
+#   live100 rules/default.yaml, depth 0, live objects tagged by the probes, 1 in 100 per class
+#   live1   rules/default.yaml, depth 1, live objects tagged by the probes, 1 in 100 per site
+#   live1k  rules/default.yaml, depth 0, live objects tagged by the probes, 1 in 1000 per class
 #   monitors  agent loaded, no allocation probes (rules/empty.yaml); the thread and monitor profiler on:
 #           thread start/end and CPU time, contended enter/entered and wait/waited (MONITOR TIME)
 #   jfr     no agent; -XX:StartFlightRecording with settings=profile (allocation sampling on)
@@ -58,7 +59,8 @@ opts() {  # opts MODE WORKLOAD RUN
     count)  echo "-agentpath:$LIB=rules=$ROOT/rules/default.yaml,file=$OUT/r-%p,depth=0" ;;
     depth1) echo "-agentpath:$LIB=rules=$ROOT/rules/default.yaml,file=$OUT/r-%p,depth=1" ;;
     depth8) echo "-agentpath:$LIB=rules=$ROOT/rules/default.yaml,file=$OUT/r-%p,depth=8" ;;
-    live)   echo "-agentpath:$LIB=rules=$ROOT/rules/default.yaml,file=$OUT/r-%p,depth=0,live=100" ;;
+    live)   echo "-agentpath:$LIB=rules=$ROOT/rules/default.yaml,file=$OUT/r-%p,depth=0,live=512k" ;;
+    live100) echo "-agentpath:$LIB=rules=$ROOT/rules/default.yaml,file=$OUT/r-%p,depth=0,live=100" ;;
     live1k) echo "-agentpath:$LIB=rules=$ROOT/rules/default.yaml,file=$OUT/r-%p,depth=0,live=1000" ;;
     live1)  echo "-agentpath:$LIB=rules=$ROOT/rules/default.yaml,file=$OUT/r-%p,depth=1,live=100" ;;
     monitors) echo "-agentpath:$LIB=rules=$ROOT/rules/empty.yaml,file=$OUT/r-%p,threads=on,monitors=on" ;;

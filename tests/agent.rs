@@ -575,6 +575,48 @@ fn live_objects_exact_and_sampled() {
     }
 }
 
+/// LiveSampled keeps 250,000 of 1,000,000 32-byte nodes; live=16k lets the JVM's heap sampler pick about one
+/// object per 16 KiB allocated, each standing for 1 / (1 - exp(-32 / 16384)), about 512.5 objects. The
+/// estimate must land within 5·sqrt(K·w) of K (about 22%; docs/REPORTS.md), at depth 0 and at depth 1
+/// (where the live counts are per class and the sites carry none), with the probes doing no live work.
+#[test]
+fn live_objects_heap_sampled() {
+    const KEPT: f64 = 250_000.0;
+    let weight = 1.0 / -(-32.0f64 / 16384.0).exp_m1();
+    let bound = 5.0 * (KEPT * weight).sqrt();
+    for jdk in jdks() {
+        let classes = compile_agent_programs(&jdk);
+        for depth in [0, 1] {
+            for (name, flags) in MODES {
+                let (r, txt) = report(
+                    &jdk,
+                    &classes,
+                    &format!(",depth={depth},live=16k"),
+                    flags,
+                    "LiveSampled",
+                );
+                let what = format!("[{}] depth {depth} {name} live=16k", jdk.version);
+                assert_eq!(class_count(&r, "LiveSampled$Node"), 1_000_000, "{what}");
+                assert_eq!(r["live_sample_bytes"], 16384, "{what}");
+                assert!(txt.contains("heap-sampled every 16384 bytes"), "{what}");
+                let n = class_field(&r, "LiveSampled$Node", "live_instances") as f64;
+                assert!(
+                    (n - KEPT).abs() <= bound,
+                    "{what}: estimate {n} is not within {bound:.0} of {KEPT}"
+                );
+                let bytes = class_field(&r, "LiveSampled$Node", "live_bytes") as f64;
+                assert!((bytes / n - 32.0).abs() < 0.5, "{what}: {bytes} live bytes");
+                let sites = r["sites"].as_array().unwrap();
+                assert!(
+                    sites.iter().all(|s| s.get("live_instances").is_none()),
+                    "{what}: sites carry no live counts"
+                );
+                println!("{what}: {n} live nodes (kept {KEPT})");
+            }
+        }
+    }
+}
+
 /// The site of `new Node()` in LiveObjects.main.
 fn node_site(r: &Value) -> &Value {
     r["sites"]

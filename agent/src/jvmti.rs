@@ -39,6 +39,7 @@ pub mod event {
     pub const GARBAGE_COLLECTION_FINISH: u32 = 82;
     pub const OBJECT_FREE: u32 = 83;
     pub const VM_OBJECT_ALLOC: u32 = 84;
+    pub const SAMPLED_OBJECT_ALLOC: u32 = 86;
     pub const VIRTUAL_THREAD_START: u32 = 87;
     pub const VIRTUAL_THREAD_END: u32 = 88;
 }
@@ -61,6 +62,7 @@ pub mod capability {
     pub const GET_OWNED_MONITOR_STACK_DEPTH_INFO: u32 = 34;
     pub const GENERATE_EARLY_VMSTART: u32 = 41;
     pub const GENERATE_EARLY_CLASS_HOOK_EVENTS: u32 = 42;
+    pub const GENERATE_SAMPLED_OBJECT_ALLOC_EVENTS: u32 = 43;
     pub const SUPPORT_VIRTUAL_THREADS: u32 = 44;
 
     pub fn name(bit: u32) -> &'static str {
@@ -81,6 +83,7 @@ pub mod capability {
             GET_OWNED_MONITOR_STACK_DEPTH_INFO => "can_get_owned_monitor_stack_depth_info",
             GENERATE_EARLY_VMSTART => "can_generate_early_vmstart",
             GENERATE_EARLY_CLASS_HOOK_EVENTS => "can_generate_early_class_hook_events",
+            GENERATE_SAMPLED_OBJECT_ALLOC_EVENTS => "can_generate_sampled_object_alloc_events",
             SUPPORT_VIRTUAL_THREADS => "can_support_virtual_threads",
             _ => "capability",
         }
@@ -336,6 +339,20 @@ impl Jvmti {
     }
     pub fn set_tag(&self, object: jobject, tag: jlong) -> JvmtiError {
         call!(self, 107, fn(jobject, jlong), object, tag)
+    }
+    /// The object's tag; 0 when it has none (or on error).
+    pub fn tag(&self, object: jobject) -> jlong {
+        let mut tag: jlong = 0;
+        let e = call!(self, 106, fn(jobject, *mut jlong), object, &mut tag);
+        if e == ERROR_NONE {
+            tag
+        } else {
+            0
+        }
+    }
+    /// The heap sampler's mean interval between SampledObjectAlloc events, in bytes.
+    pub fn set_heap_sampling_interval(&self, bytes: jint) -> JvmtiError {
+        call!(self, 156, fn(jint), bytes)
     }
     pub fn force_garbage_collection(&self) -> JvmtiError {
         call!(self, 108, fn())

@@ -13,7 +13,8 @@
 
 pub mod calls;
 pub mod deadlocks;
-pub mod hook;
+pub mod heap_sampling;
+mod hook;
 pub mod jni;
 pub mod jni_ext;
 pub mod jvmti;
@@ -119,6 +120,11 @@ unsafe fn load(vm: *mut JavaVM, options: &str) -> Result<(), String> {
     };
     let rules = settings.rules;
     let live_every = settings.live_every;
+    let live_sampling = match (live_every, settings.live_bytes) {
+        (0, 0) => None,
+        (0, bytes) => Some(live::Sampling::Bytes(bytes)),
+        (every, _) => Some(live::Sampling::Every(every)),
+    };
     check_output_writable(&rules.output_path(std::process::id()))?;
     threads::check_outputs(&rules)?;
 
@@ -128,13 +134,17 @@ unsafe fn load(vm: *mut JavaVM, options: &str) -> Result<(), String> {
         return Err(format!("JVMTI 1.2 is not available (GetEnv returned {rc})"));
     }
     let jvmti = Jvmti(env as Env);
-    let live_caps: &[u32] = if live_every > 0 {
-        &[
+    let live_caps: &[u32] = match live_sampling {
+        None => &[],
+        Some(live::Sampling::Every(_)) => &[
             capability::TAG_OBJECTS,
             capability::GENERATE_OBJECT_FREE_EVENTS,
-        ]
-    } else {
-        &[]
+        ],
+        Some(live::Sampling::Bytes(_)) => &[
+            capability::TAG_OBJECTS,
+            capability::GENERATE_OBJECT_FREE_EVENTS,
+            capability::GENERATE_SAMPLED_OBJECT_ALLOC_EVENTS,
+        ],
     };
     let counting = rules.objects() || rules.arrays();
     let vm_alloc_caps: &[u32] = if counting {
@@ -185,8 +195,8 @@ unsafe fn load(vm: *mut JavaVM, options: &str) -> Result<(), String> {
         java_vm: state::JavaVm(vm),
         rules,
         live_every,
-        live: (live_every > 0)
-            .then(|| live::Live::new(live_every, MAX_SITES as usize, CLASS_SLOTS as usize)),
+        live: live_sampling
+            .map(|s| live::Live::new(s, MAX_SITES as usize, CLASS_SLOTS as usize)),
         call_times: settings.call_times,
         exact_clock: settings.exact_clock,
         call_probes: match (settings.call_times, settings.timed_leaves) {
@@ -226,16 +236,28 @@ unsafe fn load(vm: *mut JavaVM, options: &str) -> Result<(), String> {
         event::VM_OBJECT_ALLOC,
         vm_allocations::vm_object_alloc as jvmti::VmObjectAllocFn,
     );
+    callbacks.set(
+        event::SAMPLED_OBJECT_ALLOC,
+        heap_sampling::sampled_object_alloc as jvmti::VmObjectAllocFn,
+    );
     if let Some(a) = agent() {
         threads::install(jvmti, &a.rules, &caps, &mut callbacks);
     }
     if jvmti.set_event_callbacks(&callbacks) != jvmti::ERROR_NONE {
         return Err("SetEventCallbacks failed".into());
     }
-    if live_every > 0
+    if live_sampling.is_some()
         && jvmti.set_event_notification_mode(event::OBJECT_FREE, ENABLE) != jvmti::ERROR_NONE
     {
         return Err("cannot enable the JVMTI OBJECT_FREE event".into());
+    }
+    if let Some(live::Sampling::Bytes(bytes)) = live_sampling {
+        if jvmti.set_heap_sampling_interval(bytes as jint) != jvmti::ERROR_NONE
+            || jvmti.set_event_notification_mode(event::SAMPLED_OBJECT_ALLOC, ENABLE)
+                != jvmti::ERROR_NONE
+        {
+            return Err("cannot enable the JVMTI SampledObjectAlloc event".into());
+        }
     }
     if counting
         && jvmti.set_event_notification_mode(event::VM_OBJECT_ALLOC, ENABLE) != jvmti::ERROR_NONE

@@ -11,8 +11,10 @@ OPTIONS is either a rules file (rules/*.yaml) or comma-separated key=value pairs
   rules=FILE    rules file (default: rules/default.yaml's settings, built in)
   file=PREFIX   report path prefix; %p is the pid (default from the rules: instr-%p)
   depth=N       stack depth of allocation sites, 0..64 (0: per class only)
-  live=MODE     live objects at exit: off (default), exact (tag every object: slow, for tests)
-                or N (tag every N-th allocation of each class; live counts are scaled by N)
+  live=MODE     live objects at exit: off (default), exact (tag every object: slow, for tests),
+                N (tag every N-th allocation of each class or site; live counts are scaled by N)
+                or SIZE with a k or m suffix, e.g. 512k (the JVM's heap sampler: one sample per
+                SIZE allocated bytes on average, weighted by size; per class; cheapest)
   threads=on    thread start/end, CPU time and lifetime; monitor dumps and deadlock checks on
                 demand (SIGQUIT or jcmd PID JVMTI.data_dump) into PREFIX.monitors.txt/.json
   monitors=on   also contended monitor enter/entered and wait/waited: MONITOR TIME (implies threads)
@@ -46,6 +48,8 @@ pub struct Settings {
     pub rules: Rules,
     /// Tag every `live_every`-th allocation of each class to count live objects at exit; 0: off.
     pub live_every: u32,
+    /// Live objects by the JVM's heap sampler, one sample per this many bytes on average; 0: off.
+    pub live_bytes: u32,
     /// `calls=times`: per-thread shadow stacks, call trees and times; otherwise method counts only.
     pub call_times: bool,
     /// `clock=exact`: System.nanoTime per call event in times mode.
@@ -69,7 +73,7 @@ pub fn parse(options: &str) -> Result<Parsed, String> {
     let mut rules = None;
     let mut file = None;
     let mut depth = None;
-    let mut live_every = None;
+    let mut live = None;
     let mut thread_options: Vec<(&str, &str)> = Vec::new();
     let mut call_times = false;
     let mut exact_clock = false;
@@ -88,15 +92,7 @@ pub fn parse(options: &str) -> Result<Parsed, String> {
                         .map_err(|_| format!("depth={value}: not a number (0..=64)"))?,
                 )
             }
-            "live" => {
-                live_every = Some(match value {
-                    "off" => 0,
-                    "exact" => 1,
-                    n => n.parse::<u32>().ok().filter(|&n| n > 0).ok_or_else(|| {
-                        format!("live={value}: expected off, exact or a sampling interval N > 0")
-                    })?,
-                })
-            }
+            "live" => live = Some(live_mode(value)?),
             k @ ("threads" | "monitors" | "deadlocks" | "trace" | "trace-allocs") => {
                 thread_options.push((k, value))
             }
@@ -139,8 +135,10 @@ pub fn parse(options: &str) -> Result<Parsed, String> {
     if let Some(d) = depth {
         r.set_depth(d).map_err(|e| e.to_string())?;
     }
-    if let Some(live) = live_every {
-        r.set_live(live);
+    match live {
+        Some(LiveMode::Every(n)) => r.set_live(n),
+        Some(LiveMode::Bytes(b)) => r.set_live_bytes(b),
+        None => {}
     }
     crate::threads::apply_options(&mut r, &thread_options)?;
     settings(
@@ -151,6 +149,40 @@ pub fn parse(options: &str) -> Result<Parsed, String> {
             timed_leaves,
         },
     )
+}
+
+enum LiveMode {
+    /// One object in N (1: every object), tagged by the probes.
+    Every(u32),
+    /// The JVM's heap sampler, one sample per this many bytes on average.
+    Bytes(u32),
+}
+
+fn live_mode(value: &str) -> Result<LiveMode, String> {
+    let bad = || {
+        format!(
+            "live={value}: expected off, exact, an interval N > 0 or a byte interval such as 512k"
+        )
+    };
+    let lower = value.to_ascii_lowercase();
+    let (digits, unit) = match lower.strip_suffix(['k', 'm']) {
+        Some(d) if lower.ends_with('k') => (d, 1u64 << 10),
+        Some(d) => (d, 1 << 20),
+        None => (lower.as_str(), 0),
+    };
+    Ok(match (lower.as_str(), unit) {
+        ("off", _) => LiveMode::Every(0),
+        ("exact", _) => LiveMode::Every(1),
+        (_, 0) => LiveMode::Every(digits.parse().ok().filter(|&n| n > 0).ok_or_else(bad)?),
+        _ => LiveMode::Bytes(
+            digits
+                .parse::<u64>()
+                .ok()
+                .map(|n| n * unit)
+                .filter(|&b| b > 0 && b <= i32::MAX as u64)
+                .ok_or_else(bad)? as u32,
+        ),
+    })
 }
 
 /// How method calls are measured (`calls=`, `clock=`); counts with the ticking clock by default.
@@ -167,11 +199,12 @@ fn run(rules: Rules) -> Result<Parsed, String> {
 
 /// The settings the rules amount to, once every override is applied.
 fn settings(rules: Rules, calls: CallMode) -> Result<Parsed, String> {
-    if rules.live() > 0 && rules.threads().trace_allocations {
+    if (rules.live() > 0 || rules.live_bytes() > 0) && rules.threads().trace_allocations {
         return Err("live= and the trace's allocations both tag objects; use one at a time".into());
     }
     Ok(Parsed::Run(Settings {
         live_every: rules.live(),
+        live_bytes: rules.live_bytes(),
         rules,
         call_times: calls.times,
         exact_clock: calls.exact_clock,
@@ -203,6 +236,17 @@ mod tests {
             (2, "out-%p", 10)
         );
         assert!(parse("live=0").unwrap_err().contains("live=0"));
+        let bytes = |o: &str| match parse(o) {
+            Ok(Parsed::Run(s)) => Ok((s.live_every, s.live_bytes)),
+            Ok(Parsed::Help) => Err("help".to_string()),
+            Err(e) => Err(e),
+        };
+        assert_eq!(bytes("live=512k"), Ok((0, 512 << 10)));
+        assert_eq!(bytes("live=2M"), Ok((0, 2 << 20)));
+        assert_eq!(bytes("live=7"), Ok((7, 0)));
+        for bad in ["live=0k", "live=k", "live=4096m", "live=12x"] {
+            assert!(bytes(bad).unwrap_err().contains(bad), "{bad}");
+        }
         assert!(parse("calls=often").unwrap_err().contains("calls=often"));
         assert!(
             matches!(parse("calls=times"), Ok(Parsed::Run(s)) if s.call_times && !s.timed_leaves)

@@ -14,7 +14,7 @@ use jni_sys::{jmethodID, jobject};
 use serde_json::{json, Value};
 
 use crate::jni::Jni;
-use crate::live::Owner;
+use crate::live::{Owner, Sampling};
 use crate::state::{lock, Agent};
 
 pub struct ClassCount {
@@ -133,7 +133,7 @@ pub fn collect(a: &Agent, jni: Jni, proxy: jobject, when: When) -> Report {
                 let live = a
                     .live
                     .as_ref()
-                    .filter(|_| !by_sites)
+                    .filter(|l| !by_sites && matches!(l.sampling, Sampling::Every(_)))
                     .map(|l| l.of(Owner::ClassSlot(i as u32)));
                 classes.push(ClassCount {
                     name,
@@ -209,7 +209,13 @@ pub fn collect(a: &Agent, jni: Jni, proxy: jobject, when: When) -> Report {
             });
         }
     }
-    if let (Some(l), true) = (&a.live, by_sites) {
+    if let Some(l) = a.live.as_ref().filter(|l| matches!(l.sampling, Sampling::Bytes(_))) {
+        // The heap sampler's classes, by name; sites get no live counts in this mode.
+        let per_class = l.by_sampled_class();
+        for c in &mut classes {
+            c.live = Some(per_class.get(c.name.as_str()).copied().unwrap_or((0, 0)));
+        }
+    } else if let (Some(l), true) = (&a.live, by_sites) {
         // Per class: the sum over its sites (each site allocates one type).
         let mut per_class: HashMap<&str, (u64, u64)> = HashMap::new();
         let mut visited_sites = std::collections::HashSet::new();
@@ -345,6 +351,10 @@ pub fn to_json(a: &Agent, r: &Report, pid: u32) -> Value {
             "bytes": r.classes.iter().map(|c| c.bytes).sum::<u64>(),
         },
         "live_sampling": a.live_every,
+        "live_sample_bytes": match a.live.as_ref().map(|l| l.sampling) {
+            Some(Sampling::Bytes(b)) => b,
+            _ => 0,
+        },
         "classes": r.classes.iter().map(|c| {
             let mut v = json!({"class": c.name, "instances": c.instances, "bytes": c.bytes});
             if let Some((n, b)) = c.live {
@@ -381,11 +391,11 @@ pub fn to_text(a: &Agent, r: &Report, pid: u32) -> String {
         a.rules.depth()
     );
     let _ = writeln!(s, "\nCLASSES BEGIN (exact; ordered by allocated bytes)");
-    if a.live_every > 0 {
-        let how = if a.live_every == 1 {
-            "exact".to_string()
-        } else {
-            format!("sampled 1 in {}, scaled", a.live_every)
+    if let Some(l) = &a.live {
+        let how = match l.sampling {
+            Sampling::Every(1) => "exact".to_string(),
+            Sampling::Every(n) => format!("sampled 1 in {n}, scaled"),
+            Sampling::Bytes(b) => format!("heap-sampled every {b} bytes on average, weighted"),
         };
         let _ = writeln!(s, " rank        bytes    instances   live bytes    live objs  class  (live at exit: {how})");
         for (i, c) in r.classes.iter().enumerate() {
@@ -415,7 +425,7 @@ pub fn to_text(a: &Agent, r: &Report, pid: u32) -> String {
         }
     }
     let _ = writeln!(s, "CLASSES END");
-    let live = a.live.is_some() && a.rules.depth() > 0;
+    let live = a.live_every > 0 && a.rules.depth() > 0;
     // hprof's layout: with live tracking the shares are of live bytes and the table is ordered by them.
     let share = |site: &Site| {
         if live {

@@ -66,6 +66,9 @@ pub struct Rules {
     depth: u32,
     /// Live-object tracking: 0 off, 1 exact, N sampled one in N.
     live: u32,
+    /// Live-object tracking by the JVM's heap sampler: one sample per this many allocated bytes on
+    /// average; 0 off. Exclusive with `live`.
+    live_bytes: u32,
     output: String,
     threads: ThreadRules,
 }
@@ -119,6 +122,7 @@ impl Rules {
             allocation_filter: Filter::everything(),
             depth: DEFAULT_DEPTH,
             live: 0,
+            live_bytes: 0,
             output: DEFAULT_OUTPUT.to_owned(),
             threads: ThreadRules::default(),
         }
@@ -148,6 +152,11 @@ impl Rules {
     /// Live-object tracking: 0 off, 1 every object (exact), N one in N (reports scale by N).
     pub fn live(&self) -> u32 {
         self.live
+    }
+
+    /// Live-object tracking by heap sampling: the mean bytes between samples; 0 off.
+    pub fn live_bytes(&self) -> u32 {
+        self.live_bytes
     }
 
     /// Whether objects built at a `new` site are handed to the agent once constructed, to be tagged
@@ -255,6 +264,13 @@ impl Rules {
     /// Overrides `live` from the agent's inline option string (`live=exact`, `live=100`).
     pub fn set_live(&mut self, live: u32) {
         self.live = live;
+        self.live_bytes = 0;
+    }
+
+    /// Overrides the live tracking with heap sampling every `bytes` on average (`live=512k`).
+    pub fn set_live_bytes(&mut self, bytes: u32) {
+        self.live_bytes = bytes;
+        self.live = 0;
     }
 
     /// Overrides `output` from the agent's inline option string (`file=out-%p` or `output=…`).

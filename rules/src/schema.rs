@@ -107,4 +107,7 @@ pub struct AllocationsSection {
     /// Live-object tracking: 0 off, 1 every object (exact), N one object in N per site (scaled).
     #[serde(default)]
     pub live: Option<Spanned<i64>>,
+    /// Live-object tracking by the JVM's heap sampler: mean bytes between samples (exclusive with `live`).
+    #[serde(default)]
+    pub live_bytes: Option<Spanned<i64>>,
 }

@@ -71,6 +71,27 @@ pub(crate) fn build(file: RulesFile, origin: &str) -> Result<Rules, RulesError> 
                 )
             })?;
         }
+        if let Some(bytes) = allocations.live_bytes {
+            if rules.live > 0 {
+                return Err(error_at(
+                    origin,
+                    &bytes,
+                    "`live` and `live_bytes` are both set".to_string(),
+                    LIVE_BYTES_HINT.to_string(),
+                ));
+            }
+            rules.live_bytes = u32::try_from(bytes.value)
+                .ok()
+                .filter(|&b| (1..=i32::MAX as u32).contains(&b))
+                .ok_or_else(|| {
+                    error_at(
+                        origin,
+                        &bytes,
+                        format!("live_bytes {} is out of range", bytes.value),
+                        LIVE_BYTES_HINT.to_string(),
+                    )
+                })?;
+        }
     }
 
     if let Some(output) = file.output {
@@ -95,6 +116,9 @@ pub(crate) fn build(file: RulesFile, origin: &str) -> Result<Rules, RulesError> 
     Ok(rules)
 }
 
+const LIVE_BYTES_HINT: &str =
+    "`live_bytes` is the mean number of bytes between the JVM heap sampler's samples, 1..=2147483647 \
+     (524288 samples about every 512 KiB allocated per thread); it replaces `live`";
 const LIVE_HINT: &str =
     "`live` is 0 (off), 1 (track every object: exact) or N (one object in N per site, \
      counts scaled by N)";

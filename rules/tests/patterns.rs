@@ -221,3 +221,27 @@ fn object_sites_follow_depth_and_the_allocation_filter() {
     let bad = Rules::parse("allocations:\n  live: -1\n", "bad.yaml").unwrap_err();
     assert!(bad.to_string().contains("live -1 is out of range"), "{bad}");
 }
+
+#[test]
+fn heap_sampled_live_tracking_needs_no_built_probe_and_excludes_live() {
+    use instr_rewriter::probes::Selection;
+    let rules = Rules::parse(
+        "probes: [objects]\nallocations:\n  depth: 1\n  live_bytes: 65536\n",
+        "bytes.yaml",
+    )
+    .unwrap();
+    assert_eq!((rules.live(), rules.live_bytes()), (0, 65536));
+    // The JVM picks the samples: no object is handed over after its constructor.
+    assert!(!Selection::live_objects(&rules));
+    let both = Rules::parse(
+        "allocations:\n  live: 10\n  live_bytes: 65536\n",
+        "both.yaml",
+    )
+    .unwrap_err();
+    assert!(both.to_string().contains("are both set"), "{both}");
+    let zero = Rules::parse("allocations:\n  live_bytes: 0\n", "zero.yaml").unwrap_err();
+    assert!(zero.to_string().contains("live_bytes 0 is out of range"), "{zero}");
+    let mut inline = rules.clone();
+    inline.set_live(5);
+    assert_eq!((inline.live(), inline.live_bytes()), (5, 0));
+}

@@ -1,0 +1,52 @@
+//! Live objects chosen by the JVM's heap sampler (`live=SIZE`, JVMTI SampledObjectAlloc): about one
+//! allocation per SIZE bytes of each thread's allocation is reported here, on the allocating thread,
+//! and tagged with its class and size (live.rs weighs it). The probes take no part, so this mode costs
+//! what counting costs plus the samples. Classes are numbered by tagging their mirrors, so that a
+//! class costs a signature lookup only the first time it is sampled.
+
+// Object handles are opaque and only passed back to the VM (see jni.rs).
+#![allow(clippy::not_unsafe_ptr_arg_deref)]
+use std::panic::{catch_unwind, AssertUnwindSafe};
+
+use jni_sys::{jclass, jlong, jobject, JNIEnv};
+
+use crate::jvmti::{jthread, Env, ERROR_NONE};
+use crate::live::{self, Live, Owner};
+use crate::report::java_name;
+use crate::state::{agent, Agent};
+
+/// JVMTI SampledObjectAlloc callback.
+///
+/// # Safety
+/// Called by the VM with valid object and class handles, on the allocating thread.
+pub unsafe extern "system" fn sampled_object_alloc(
+    _jvmti: Env,
+    _env: *mut JNIEnv,
+    _thread: jthread,
+    object: jobject,
+    class: jclass,
+    size: jlong,
+) {
+    let _ = catch_unwind(AssertUnwindSafe(|| {
+        let Some(a) = agent() else { return };
+        let Some(live) = &a.live else { return };
+        let Some(n) = class_number(a, live, class) else {
+            return;
+        };
+        let tag = live::encode(Owner::SampledClass(n), size);
+        if a.jvmti.set_tag(object, tag) == ERROR_NONE {
+            live.tagged(tag);
+        }
+    }));
+}
+
+/// The number of `class`, from its mirror's tag, or given now. Two threads sampling a new class at
+/// once may give it two numbers; the report adds classes up by name, so nothing is lost.
+fn class_number(a: &Agent, live: &Live, class: jclass) -> Option<u32> {
+    if let Some(n) = live::mirror_number(a.jvmti.tag(class)) {
+        return Some(n);
+    }
+    let n = live.number_class(java_name(&a.jvmti.class_signature(class)?))?;
+    a.jvmti.set_tag(class, live::mirror_tag(n));
+    Some(n)
+}
