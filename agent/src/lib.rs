@@ -195,8 +195,7 @@ unsafe fn load(vm: *mut JavaVM, options: &str) -> Result<(), String> {
         java_vm: state::JavaVm(vm),
         rules,
         live_every,
-        live: live_sampling
-            .map(|s| live::Live::new(s, MAX_SITES as usize, CLASS_SLOTS as usize)),
+        live: live_sampling.map(|s| live::Live::new(s, MAX_SITES as usize, CLASS_SLOTS as usize)),
         call_times: settings.call_times,
         exact_clock: settings.exact_clock,
         call_probes: match (settings.call_times, settings.timed_leaves) {

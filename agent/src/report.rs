@@ -209,7 +209,11 @@ pub fn collect(a: &Agent, jni: Jni, proxy: jobject, when: When) -> Report {
             });
         }
     }
-    if let Some(l) = a.live.as_ref().filter(|l| matches!(l.sampling, Sampling::Bytes(_))) {
+    if let Some(l) = a
+        .live
+        .as_ref()
+        .filter(|l| matches!(l.sampling, Sampling::Bytes(_)))
+    {
         // The heap sampler's classes, by name; sites get no live counts in this mode.
         let per_class = l.by_sampled_class();
         for c in &mut classes {

@@ -240,7 +240,10 @@ fn heap_sampled_live_tracking_needs_no_built_probe_and_excludes_live() {
     .unwrap_err();
     assert!(both.to_string().contains("are both set"), "{both}");
     let zero = Rules::parse("allocations:\n  live_bytes: 0\n", "zero.yaml").unwrap_err();
-    assert!(zero.to_string().contains("live_bytes 0 is out of range"), "{zero}");
+    assert!(
+        zero.to_string().contains("live_bytes 0 is out of range"),
+        "{zero}"
+    );
     let mut inline = rules.clone();
     inline.set_live(5);
     assert_eq!((inline.live(), inline.live_bytes()), (5, 0));
