@@ -88,7 +88,7 @@ pub fn decode(tag: i64) -> Option<(Owner, i64)> {
 /// The number a class mirror's tag holds, if `tag` is one.
 pub fn mirror_number(tag: i64) -> Option<u32> {
     (tag > 0 && tag & FOREIGN_TAG == 0 && tag & MIRROR_TAG == MIRROR_TAG)
-        .then(|| ((tag >> ID_SHIFT) & ID_MASK) as u32)
+        .then_some(((tag >> ID_SHIFT) & ID_MASK) as u32)
 }
 
 /// The tag that gives a class mirror its number.
