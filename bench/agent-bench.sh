@@ -8,7 +8,9 @@
 #   empty   agent loaded, rules select nothing (rules/empty.yaml)
 #   count   rules/default.yaml, depth 0: exact per-class and per-array-site counts
 #   depth1  rules/default.yaml, depth 1: plus every object's static allocation site (no stack walk)
-#   depth8  rules/default.yaml, depth 8
+#   depth8  rules/default.yaml, depth 8 (a stack walk per allocation)
+#   depth8s rules/default.yaml, depth 8, stacks=64k: exact per-site counts split over stacks the heap sampler
+#           walked, one per 64 KiB allocated on average
 #   live    rules/default.yaml, depth 0, live objects by the JVM's heap sampler (live=512k), per class
 #   live100 rules/default.yaml, depth 0, live objects tagged by the probes, 1 in 100 per class
 #   live1   rules/default.yaml, depth 1, live objects tagged by the probes, 1 in 100 per site
@@ -59,6 +61,7 @@ opts() {  # opts MODE WORKLOAD RUN
     count)  echo "-agentpath:$LIB=rules=$ROOT/rules/default.yaml,file=$OUT/r-%p,depth=0" ;;
     depth1) echo "-agentpath:$LIB=rules=$ROOT/rules/default.yaml,file=$OUT/r-%p,depth=1" ;;
     depth8) echo "-agentpath:$LIB=rules=$ROOT/rules/default.yaml,file=$OUT/r-%p,depth=8" ;;
+    depth8s) echo "-agentpath:$LIB=rules=$ROOT/rules/default.yaml,file=$OUT/r-%p,depth=8,stacks=64k" ;;
     live)   echo "-agentpath:$LIB=rules=$ROOT/rules/default.yaml,file=$OUT/r-%p,depth=0,live=512k" ;;
     live100) echo "-agentpath:$LIB=rules=$ROOT/rules/default.yaml,file=$OUT/r-%p,depth=0,live=100" ;;
     live1k) echo "-agentpath:$LIB=rules=$ROOT/rules/default.yaml,file=$OUT/r-%p,depth=0,live=1000" ;;

@@ -617,6 +617,50 @@ fn live_objects_heap_sampled() {
     }
 }
 
+/// SampledStacks allocates 400,000 items at one site, three in four through viaA. With depth=4,stacks=4k the
+/// site's count stays exact and is split over the two stacks the heap sampler saw: about 3,125 samples, so
+/// viaA's share is within 5 standard deviations (about 0.04) of 3/4 (docs/REPORTS.md).
+#[test]
+fn sampled_stacks_split_exact_site_counts() {
+    for jdk in jdks() {
+        let classes = compile_agent_programs(&jdk);
+        for (name, flags) in MODES {
+            let (r, txt) = report(&jdk, &classes, ",depth=4,stacks=4k", flags, "SampledStacks");
+            let what = format!("[{}] {name} depth=4,stacks=4k", jdk.version);
+            assert_eq!(r["stack_sample_bytes"], 4096, "{what}");
+            assert!(txt.contains("stacks sampled every 4096 bytes"), "{what}");
+            let rows: Vec<&Value> = r["sites"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .filter(|s| s["class"] == "SampledStacks$Item")
+                .collect();
+            let via = |caller: &str| {
+                rows.iter()
+                    .filter(|s| s["stack"][1]["method"] == caller)
+                    .map(|s| s["count"].as_u64().unwrap())
+                    .sum::<u64>()
+            };
+            let total: u64 = rows.iter().map(|s| s["count"].as_u64().unwrap()).sum();
+            assert_eq!(
+                total, 400_000,
+                "{what}: the site's stacks add up to its exact count"
+            );
+            assert_eq!(class_count(&r, "SampledStacks$Item"), 400_000, "{what}");
+            assert_eq!(via("viaA") + via("viaB"), 400_000, "{what}: {rows:?}");
+            let share = via("viaA") as f64 / 400_000.0;
+            assert!((share - 0.75).abs() < 0.04, "{what}: viaA's share {share}");
+            assert!(
+                rows.iter().all(|s| s["stack_estimated"] == true
+                    && s["stack"][0]["method"] == "leaf"
+                    && s["stack"][2]["method"] == "main"),
+                "{what}: {rows:?}"
+            );
+            println!("{what}: viaA {share:.4} of 400000");
+        }
+    }
+}
+
 /// The site of `new Node()` in LiveObjects.main.
 fn node_site(r: &Value) -> &Value {
     r["sites"]

@@ -1,6 +1,6 @@
-//! Live objects chosen by the JVM's heap sampler (`live=SIZE`, JVMTI SampledObjectAlloc): about one
-//! allocation per SIZE bytes of each thread's allocation is reported here, on the allocating thread,
-//! and tagged with its class and size (live.rs weighs it). The probes take no part, so this mode costs
+//! The JVM's heap sampler (JVMTI SampledObjectAlloc): about one allocation per SIZE bytes of each
+//! thread's allocation is reported here, on the allocating thread. With `live=SIZE` it is tagged with
+//! its class and size (live.rs weighs it); with `stacks=SIZE` its stack is kept (sampled_stacks.rs). The probes take no part, so this mode costs
 //! what counting costs plus the samples. Classes are numbered by tagging their mirrors, so that a
 //! class costs a signature lookup only the first time it is sampled.
 
@@ -11,7 +11,7 @@ use std::panic::{catch_unwind, AssertUnwindSafe};
 use jni_sys::{jclass, jlong, jobject, JNIEnv};
 
 use crate::jvmti::{jthread, Env, ERROR_NONE};
-use crate::live::{self, Live, Owner};
+use crate::live::{self, Live, Owner, Sampling};
 use crate::report::java_name;
 use crate::state::{agent, Agent};
 
@@ -29,7 +29,16 @@ pub unsafe extern "system" fn sampled_object_alloc(
 ) {
     let _ = catch_unwind(AssertUnwindSafe(|| {
         let Some(a) = agent() else { return };
-        let Some(live) = &a.live else { return };
+        if let Some(stacks) = &a.sampled_stacks {
+            stacks.sample(a.jvmti, size);
+        }
+        let Some(live) = a
+            .live
+            .as_ref()
+            .filter(|l| matches!(l.sampling, Sampling::Bytes(_)))
+        else {
+            return;
+        };
         let Some(n) = class_number(a, live, class) else {
             return;
         };

@@ -27,6 +27,7 @@ pub mod natives;
 pub mod object_free;
 pub mod options;
 pub mod report;
+pub mod sampled_stacks;
 pub mod stacks;
 pub mod state;
 pub mod thread_rows;
@@ -146,6 +147,18 @@ unsafe fn load(vm: *mut JavaVM, options: &str) -> Result<(), String> {
             capability::GENERATE_SAMPLED_OBJECT_ALLOC_EVENTS,
         ],
     };
+    let stack_sample_bytes = settings.stack_sample_bytes;
+    let depth = rules.depth();
+    let stack_caps: &[u32] = if stack_sample_bytes > 0 {
+        &[capability::GENERATE_SAMPLED_OBJECT_ALLOC_EVENTS]
+    } else {
+        &[]
+    };
+    // The heap sampler's one interval, for live objects or stacks or both (options.rs makes them agree).
+    let heap_sampling = match live_sampling {
+        Some(live::Sampling::Bytes(bytes)) => bytes,
+        _ => stack_sample_bytes,
+    };
     let counting = rules.objects() || rules.arrays();
     let vm_alloc_caps: &[u32] = if counting {
         &[capability::GENERATE_VM_OBJECT_ALLOC_EVENTS]
@@ -175,6 +188,7 @@ unsafe fn load(vm: *mut JavaVM, options: &str) -> Result<(), String> {
         .iter()
         .chain(&wanted)
         .chain(live_caps)
+        .chain(stack_caps)
         .chain(vm_alloc_caps)
     {
         if !potential.has(bit) {
@@ -196,6 +210,8 @@ unsafe fn load(vm: *mut JavaVM, options: &str) -> Result<(), String> {
         rules,
         live_every,
         live: live_sampling.map(|s| live::Live::new(s, MAX_SITES as usize, CLASS_SLOTS as usize)),
+        sampled_stacks: (stack_sample_bytes > 0)
+            .then(|| sampled_stacks::SampledStacks::new(stack_sample_bytes, depth)),
         call_times: settings.call_times,
         exact_clock: settings.exact_clock,
         call_probes: match (settings.call_times, settings.timed_leaves) {
@@ -250,8 +266,8 @@ unsafe fn load(vm: *mut JavaVM, options: &str) -> Result<(), String> {
     {
         return Err("cannot enable the JVMTI OBJECT_FREE event".into());
     }
-    if let Some(live::Sampling::Bytes(bytes)) = live_sampling {
-        if jvmti.set_heap_sampling_interval(bytes as jint) != jvmti::ERROR_NONE
+    if heap_sampling > 0 {
+        if jvmti.set_heap_sampling_interval(heap_sampling as jint) != jvmti::ERROR_NONE
             || jvmti.set_event_notification_mode(event::SAMPLED_OBJECT_ALLOC, ENABLE)
                 != jvmti::ERROR_NONE
         {
@@ -356,8 +372,13 @@ unsafe extern "system" fn vm_init(_jvmti: Env, env: *mut JNIEnv, _thread: jthrea
             return;
         }
         let args = [
+            // With sampled stacks the probes count per static site, as at depth 1, and walk nothing.
             jvalue {
-                i: a.rules.depth() as jint,
+                i: if a.sampled_stacks.is_some() {
+                    1
+                } else {
+                    a.rules.depth() as jint
+                },
             },
             // Nothing counted (method probes only, or nothing selected): no 16 MB of empty tables in the
             // application's heap, where they would change how the collector sizes it.

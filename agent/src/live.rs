@@ -43,6 +43,13 @@ const BYTES_MASK: i64 = (1 << ID_SHIFT) - 1;
 /// on the free path and add up without drift.
 const WEIGHT_UNIT: f64 = 1024.0;
 
+/// How many objects, in 1/WEIGHT_UNIT, one heap sample of an object of `bytes` stands for: the heap
+/// sampler picks it with probability 1 - exp(-bytes / interval).
+pub fn sample_weight(bytes: i64, interval: u32) -> i64 {
+    let p = -(-(bytes.max(1) as f64) / interval as f64).exp_m1();
+    (WEIGHT_UNIT / p).round() as i64
+}
+
 /// What a tag counts against.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Owner {
@@ -162,8 +169,7 @@ impl Live {
         match self.sampling {
             Sampling::Every(_) => (1, bytes),
             Sampling::Bytes(interval) => {
-                let p = -(-(bytes.max(1) as f64) / interval as f64).exp_m1();
-                let w = (WEIGHT_UNIT / p).round() as i64;
+                let w = sample_weight(bytes, interval);
                 (w, w.saturating_mul(bytes))
             }
         }

@@ -15,6 +15,10 @@ OPTIONS is either a rules file (rules/*.yaml) or comma-separated key=value pairs
                 N (tag every N-th allocation of each class or site; live counts are scaled by N)
                 or SIZE with a k or m suffix, e.g. 512k (the JVM's heap sampler: one sample per
                 SIZE allocated bytes on average, weighted by size; per class; cheapest)
+  stacks=HOW    frames beyond the allocating one, at depth >= 2: exact (default: a stack walk per
+                allocation: slow) or SIZE with a k or m suffix, e.g. 64k (per-site counts stay exact;
+                each site's count is split over the stacks the JVM's heap sampler saw there, one walk
+                per SIZE allocated bytes on average)
   threads=on    thread start/end, CPU time and lifetime; monitor dumps and deadlock checks on
                 demand (SIGQUIT or jcmd PID JVMTI.data_dump) into PREFIX.monitors.txt/.json
   monitors=on   also contended monitor enter/entered and wait/waited: MONITOR TIME (implies threads)
@@ -50,6 +54,9 @@ pub struct Settings {
     pub live_every: u32,
     /// Live objects by the JVM's heap sampler, one sample per this many bytes on average; 0: off.
     pub live_bytes: u32,
+    /// `stacks=SIZE`: frames beyond the allocating one from the heap sampler's walks, one per this many
+    /// bytes on average; 0: a walk per allocation (depth >= 2).
+    pub stack_sample_bytes: u32,
     /// `calls=times`: per-thread shadow stacks, call trees and times; otherwise method counts only.
     pub call_times: bool,
     /// `clock=exact`: System.nanoTime per call event in times mode.
@@ -74,6 +81,7 @@ pub fn parse(options: &str) -> Result<Parsed, String> {
     let mut file = None;
     let mut depth = None;
     let mut live = None;
+    let mut stack_sample_bytes = 0;
     let mut thread_options: Vec<(&str, &str)> = Vec::new();
     let mut call_times = false;
     let mut exact_clock = false;
@@ -95,6 +103,19 @@ pub fn parse(options: &str) -> Result<Parsed, String> {
             "live" => live = Some(live_mode(value)?),
             k @ ("threads" | "monitors" | "deadlocks" | "trace" | "trace-allocs") => {
                 thread_options.push((k, value))
+            }
+            "stacks" => {
+                stack_sample_bytes = match value {
+                    "exact" => 0,
+                    _ => match byte_size(value) {
+                        Some(b) => b,
+                        None => {
+                            return Err(format!(
+                                "stacks={value}: expected exact or a byte interval such as 64k"
+                            ))
+                        }
+                    },
+                }
             }
             "calls" => {
                 call_times = match value {
@@ -120,7 +141,7 @@ pub fn parse(options: &str) -> Result<Parsed, String> {
             "help" => return Ok(Parsed::Help),
             other => {
                 return Err(format!(
-                    "unknown option '{other}' (known: rules, file, depth, live, calls, leaves, clock, threads, monitors, deadlocks, trace, trace-allocs, help)"
+                    "unknown option '{other}' (known: rules, file, depth, live, stacks, calls, leaves, clock, threads, monitors, deadlocks, trace, trace-allocs, help)"
                 ))
             }
         }
@@ -141,6 +162,17 @@ pub fn parse(options: &str) -> Result<Parsed, String> {
         None => {}
     }
     crate::threads::apply_options(&mut r, &thread_options)?;
+    if stack_sample_bytes > 0 && r.depth() < 2 {
+        return Err(format!(
+            "stacks= samples the frames beyond the allocating one; it needs depth >= 2 (depth is {})",
+            r.depth()
+        ));
+    }
+    if stack_sample_bytes > 0 && r.live_bytes() > 0 && r.live_bytes() != stack_sample_bytes {
+        return Err(
+            "live=SIZE and stacks=SIZE share the JVM's heap sampler; give them one size".into(),
+        );
+    }
     settings(
         r,
         CallMode {
@@ -148,6 +180,7 @@ pub fn parse(options: &str) -> Result<Parsed, String> {
             exact_clock,
             timed_leaves,
         },
+        stack_sample_bytes,
     )
 }
 
@@ -164,25 +197,29 @@ fn live_mode(value: &str) -> Result<LiveMode, String> {
             "live={value}: expected off, exact, an interval N > 0 or a byte interval such as 512k"
         )
     };
-    let lower = value.to_ascii_lowercase();
-    let (digits, unit) = match lower.strip_suffix(['k', 'm']) {
-        Some(d) if lower.ends_with('k') => (d, 1u64 << 10),
-        Some(d) => (d, 1 << 20),
-        None => (lower.as_str(), 0),
-    };
-    Ok(match (lower.as_str(), unit) {
-        ("off", _) => LiveMode::Every(0),
-        ("exact", _) => LiveMode::Every(1),
-        (_, 0) => LiveMode::Every(digits.parse().ok().filter(|&n| n > 0).ok_or_else(bad)?),
-        _ => LiveMode::Bytes(
-            digits
-                .parse::<u64>()
-                .ok()
-                .map(|n| n * unit)
-                .filter(|&b| b > 0 && b <= i32::MAX as u64)
-                .ok_or_else(bad)? as u32,
-        ),
+    Ok(match value {
+        "off" => LiveMode::Every(0),
+        "exact" => LiveMode::Every(1),
+        _ if value.ends_with(['k', 'K', 'm', 'M']) => {
+            LiveMode::Bytes(byte_size(value).ok_or_else(bad)?)
+        }
+        n => LiveMode::Every(n.parse().ok().filter(|&n| n > 0).ok_or_else(bad)?),
     })
+}
+
+/// `512k`, `1m` (binary units): a byte interval for the JVM's heap sampler, which takes a positive jint.
+fn byte_size(value: &str) -> Option<u32> {
+    let lower = value.to_ascii_lowercase();
+    let (digits, unit) = match lower.strip_suffix('k') {
+        Some(d) => (d, 1u64 << 10),
+        None => (lower.strip_suffix('m')?, 1 << 20),
+    };
+    digits
+        .parse::<u64>()
+        .ok()
+        .map(|n| n * unit)
+        .filter(|&b| b > 0 && b <= i32::MAX as u64)
+        .map(|b| b as u32)
 }
 
 /// How method calls are measured (`calls=`, `clock=`); counts with the ticking clock by default.
@@ -194,17 +231,18 @@ struct CallMode {
 }
 
 fn run(rules: Rules) -> Result<Parsed, String> {
-    settings(rules, CallMode::default())
+    settings(rules, CallMode::default(), 0)
 }
 
 /// The settings the rules amount to, once every override is applied.
-fn settings(rules: Rules, calls: CallMode) -> Result<Parsed, String> {
+fn settings(rules: Rules, calls: CallMode, stack_sample_bytes: u32) -> Result<Parsed, String> {
     if (rules.live() > 0 || rules.live_bytes() > 0) && rules.threads().trace_allocations {
         return Err("live= and the trace's allocations both tag objects; use one at a time".into());
     }
     Ok(Parsed::Run(Settings {
         live_every: rules.live(),
         live_bytes: rules.live_bytes(),
+        stack_sample_bytes,
         rules,
         call_times: calls.times,
         exact_clock: calls.exact_clock,
@@ -247,6 +285,19 @@ mod tests {
         for bad in ["live=0k", "live=k", "live=4096m", "live=12x"] {
             assert!(bytes(bad).unwrap_err().contains(bad), "{bad}");
         }
+        let Ok(Parsed::Run(s)) = parse("depth=8,stacks=64k") else {
+            panic!()
+        };
+        assert_eq!(s.stack_sample_bytes, 64 << 10);
+        assert!(parse("depth=1,stacks=64k")
+            .unwrap_err()
+            .contains("depth >= 2"));
+        assert!(parse("depth=8,stacks=often")
+            .unwrap_err()
+            .contains("stacks=often"));
+        assert!(parse("depth=8,stacks=64k,live=512k")
+            .unwrap_err()
+            .contains("one size"));
         assert!(parse("calls=often").unwrap_err().contains("calls=often"));
         assert!(
             matches!(parse("calls=times"), Ok(Parsed::Run(s)) if s.call_times && !s.timed_leaves)

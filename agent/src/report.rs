@@ -45,6 +45,8 @@ pub struct Site {
     /// Live objects and bytes at exit allocated at this site (all its stacks together), when live
     /// tracking is on.
     pub live: Option<(u64, u64)>,
+    /// The count is this stack's estimated share of the site's exact count (`stacks=SIZE`).
+    pub estimated: bool,
 }
 
 pub struct Report {
@@ -159,7 +161,7 @@ pub fn collect(a: &Agent, jni: Jni, proxy: jobject, when: When) -> Report {
     };
     let mut frames = FrameResolver::new(a);
     let mut sites = Vec::new();
-    if a.rules.depth() > 1 {
+    if a.rules.depth() > 1 && a.sampled_stacks.is_none() {
         for (key, totals) in a.stacks.snapshot() {
             let Some(info) = a.ids.site(key.site as u32) else {
                 continue;
@@ -176,6 +178,7 @@ pub fn collect(a: &Agent, jni: Jni, proxy: jobject, when: When) -> Report {
                     .collect(),
                 site_id: Some(key.site as u32),
                 live: None,
+                estimated: false,
             });
         }
     } else {
@@ -206,8 +209,24 @@ pub fn collect(a: &Agent, jni: Jni, proxy: jobject, when: When) -> Report {
                 frames: frame.into_iter().collect(),
                 site_id: Some(id as u32),
                 live: None,
+                estimated: false,
             });
         }
+    }
+    if let Some(sampled) = &a.sampled_stacks {
+        let samples = sampled
+            .snapshot()
+            .into_iter()
+            .map(|(key, totals)| {
+                let resolved = key
+                    .frames
+                    .iter()
+                    .map(|&(m, loc)| frames.resolve(jni, m as jmethodID, loc))
+                    .collect();
+                (resolved, totals.bytes)
+            })
+            .collect();
+        sites = crate::sampled_stacks::split(sites, samples);
     }
     if let Some(l) = a
         .live
@@ -355,6 +374,7 @@ pub fn to_json(a: &Agent, r: &Report, pid: u32) -> Value {
             "bytes": r.classes.iter().map(|c| c.bytes).sum::<u64>(),
         },
         "live_sampling": a.live_every,
+        "stack_sample_bytes": a.sampled_stacks.as_ref().map_or(0, |s| s.interval),
         "live_sample_bytes": match a.live.as_ref().map(|l| l.sampling) {
             Some(Sampling::Bytes(b)) => b,
             _ => 0,
@@ -372,6 +392,9 @@ pub fn to_json(a: &Agent, r: &Report, pid: u32) -> Value {
                 "class": s.class, "count": s.count, "bytes": s.bytes, "site_id": s.site_id,
                 "stack": s.frames.iter().map(frame_json).collect::<Vec<_>>(),
             });
+            if s.estimated {
+                v["stack_estimated"] = json!(true);
+            }
             if let Some((n, b)) = s.live {
                 v["live_instances"] = json!(n);
                 v["live_bytes"] = json!(b);
@@ -445,6 +468,13 @@ pub fn to_text(a: &Agent, r: &Report, pid: u32) -> String {
         "allocated bytes"
     };
     let _ = writeln!(s, "\nSITES BEGIN (ordered by {ordered})");
+    if let Some(sampled) = &a.sampled_stacks {
+        let _ = writeln!(
+            s,
+            "(stacks sampled every {} bytes on average: each site's count is exact, its split over stacks an estimate)",
+            sampled.interval
+        );
+    }
     if live {
         let _ = writeln!(
             s,

@@ -19,6 +19,8 @@ pub struct Agent {
     pub live_every: u32,
     /// Live objects per site or class (dense index), when live tracking is on.
     pub live: Option<crate::live::Live>,
+    /// `stacks=SIZE`: the heap sampler's stacks, which split each site's exact count (depth >= 2).
+    pub sampled_stacks: Option<crate::sampled_stacks::SampledStacks>,
     /// `calls=times`: per-thread call trees and times (method_report.rs); otherwise counts only.
     pub call_times: bool,
     /// `clock=exact`: System.nanoTime at every call event instead of the ticking clock (calls.rs).
