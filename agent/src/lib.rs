@@ -266,13 +266,12 @@ unsafe fn load(vm: *mut JavaVM, options: &str) -> Result<(), String> {
     {
         return Err("cannot enable the JVMTI OBJECT_FREE event".into());
     }
-    if heap_sampling > 0 {
-        if jvmti.set_heap_sampling_interval(heap_sampling as jint) != jvmti::ERROR_NONE
+    if heap_sampling > 0
+        && (jvmti.set_heap_sampling_interval(heap_sampling as jint) != jvmti::ERROR_NONE
             || jvmti.set_event_notification_mode(event::SAMPLED_OBJECT_ALLOC, ENABLE)
-                != jvmti::ERROR_NONE
-        {
-            return Err("cannot enable the JVMTI SampledObjectAlloc event".into());
-        }
+                != jvmti::ERROR_NONE)
+    {
+        return Err("cannot enable the JVMTI SampledObjectAlloc event".into());
     }
     if counting
         && jvmti.set_event_notification_mode(event::VM_OBJECT_ALLOC, ENABLE) != jvmti::ERROR_NONE
