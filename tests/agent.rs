@@ -347,6 +347,9 @@ fn bad_inputs_are_refused_with_one_clear_line() {
     refused(jdk, &malformed.display().to_string(), "bad.yaml:3:3");
     refused(jdk, "bogus=1", "unknown option 'bogus'");
     refused(jdk, "depth=many", "depth=many");
+    refused(jdk, "live=12q", "live=12q");
+    refused(jdk, "depth=1,stacks=64k", "needs depth >= 2");
+    refused(jdk, "depth=8,stacks=64k,live=512k", "one size");
     refused(jdk, "file=/no/such/dir/out-%p", "/no/such/dir/out-");
 }
 
@@ -368,9 +371,13 @@ fn help_prints_the_options() {
 fn exit_while_threads_allocate() {
     for jdk in jdks() {
         let classes = compile_agent_programs(&jdk);
-        for depth in [0, 4] {
-            let dir = scratch(&format!("agent-exit-{}-{depth}", jdk.key()));
-            let options = format!("file={}/out,depth={depth}", dir.display());
+        // The heap sampler's callback may still run while the VM exits: it must not crash it either.
+        for (k, extra) in ["depth=0", "depth=4", "depth=0,live=4k", "depth=4,stacks=4k"]
+            .iter()
+            .enumerate()
+        {
+            let dir = scratch(&format!("agent-exit-{}-{k}", jdk.key()));
+            let options = format!("file={}/out,{extra}", dir.display());
             let mut cmd = Command::new(jdk.bin("java"));
             cmd.arg(format!("-agentpath:{}={options}", agent_lib().display()))
                 .arg("-cp")
@@ -378,7 +385,7 @@ fn exit_while_threads_allocate() {
                 .arg("ExitWhileAllocating");
             let out = run_with_timeout(&mut cmd, std::time::Duration::from_secs(120));
             check(
-                &format!("[{}] ExitWhileAllocating depth={depth}", jdk.version),
+                &format!("[{}] ExitWhileAllocating {extra}", jdk.version),
                 &out,
             );
             let report: Value =
