@@ -582,7 +582,7 @@ fn live_objects_exact_and_sampled() {
     }
 }
 
-/// LiveSampled keeps 250,000 of 1,000,000 32-byte nodes; live=16k lets the JVM's heap sampler pick about one
+/// LiveObjects with -Dnodes=1000000 keeps 250,000 of 1,000,000 32-byte nodes; live=16k lets the JVM's heap sampler pick about one
 /// object per 16 KiB allocated, each standing for 1 / (1 - exp(-32 / 16384)), about 512.5 objects. The
 /// estimate must land within 5·sqrt(K·w) of K (about 22%; docs/REPORTS.md), at depth 0 and at depth 1
 /// (where the live counts are per class and the sites carry none), with the probes doing no live work.
@@ -594,24 +594,26 @@ fn live_objects_heap_sampled() {
     for jdk in jdks() {
         let classes = compile_agent_programs(&jdk);
         for depth in [0, 1] {
-            for (name, flags) in MODES {
+            for (name, mode_flags) in MODES {
+                let mut flags = mode_flags.to_vec();
+                flags.push("-Dnodes=1000000");
                 let (r, txt) = report(
                     &jdk,
                     &classes,
                     &format!(",depth={depth},live=16k"),
-                    flags,
-                    "LiveSampled",
+                    &flags,
+                    "LiveObjects",
                 );
                 let what = format!("[{}] depth {depth} {name} live=16k", jdk.version);
-                assert_eq!(class_count(&r, "LiveSampled$Node"), 1_000_000, "{what}");
+                assert_eq!(class_count(&r, "LiveObjects$Node"), 1_000_000, "{what}");
                 assert_eq!(r["live_sample_bytes"], 16384, "{what}");
                 assert!(txt.contains("heap-sampled every 16384 bytes"), "{what}");
-                let n = class_field(&r, "LiveSampled$Node", "live_instances") as f64;
+                let n = class_field(&r, "LiveObjects$Node", "live_instances") as f64;
                 assert!(
                     (n - KEPT).abs() <= bound,
                     "{what}: estimate {n} is not within {bound:.0} of {KEPT}"
                 );
-                let bytes = class_field(&r, "LiveSampled$Node", "live_bytes") as f64;
+                let bytes = class_field(&r, "LiveObjects$Node", "live_bytes") as f64;
                 assert!((bytes / n - 32.0).abs() < 0.5, "{what}: {bytes} live bytes");
                 let sites = r["sites"].as_array().unwrap();
                 assert!(
