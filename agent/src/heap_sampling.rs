@@ -1,8 +1,9 @@
 //! The JVM's heap sampler (JVMTI SampledObjectAlloc): about one allocation per SIZE bytes of each
 //! thread's allocation is reported here, on the allocating thread. With `live=SIZE` it is tagged with
-//! its class and size (live.rs weighs it); with `stacks=SIZE` its stack is kept (sampled_stacks.rs). The probes take no part, so this mode costs
-//! what counting costs plus the samples. Classes are numbered by tagging their mirrors, so that a
-//! class costs a signature lookup only the first time it is sampled.
+//! its class and size (live.rs weighs it); with `stacks=SIZE` its stack is kept (sampled_stacks.rs).
+//! The probes take no part, so these modes cost what counting costs plus the samples. Classes are
+//! numbered by tagging their mirrors, so that a class costs a signature lookup only the first time it
+//! is sampled.
 
 // Object handles are opaque and only passed back to the VM (see jni.rs).
 #![allow(clippy::not_unsafe_ptr_arg_deref)]

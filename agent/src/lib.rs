@@ -14,7 +14,7 @@
 pub mod calls;
 pub mod deadlocks;
 pub mod heap_sampling;
-mod hook;
+pub mod hook;
 pub mod jni;
 pub mod jni_ext;
 pub mod jvmti;

@@ -107,14 +107,9 @@ pub fn parse(options: &str) -> Result<Parsed, String> {
             "stacks" => {
                 stack_sample_bytes = match value {
                     "exact" => 0,
-                    _ => match byte_size(value) {
-                        Some(b) => b,
-                        None => {
-                            return Err(format!(
-                                "stacks={value}: expected exact or a byte interval such as 64k"
-                            ))
-                        }
-                    },
+                    _ => byte_size(value).ok_or_else(|| {
+                        format!("stacks={value}: expected exact or a byte interval such as 64k")
+                    })?,
                 }
             }
             "calls" => {
