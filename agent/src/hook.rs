@@ -6,6 +6,7 @@ use std::ffi::{c_char, c_uchar, CStr};
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::atomic::Ordering;
 
+use instr_rewriter::classfile::ClassFile;
 use instr_rewriter::probes::exclusions::class_never_instrumented;
 use instr_rewriter::probes::{Flavour, Instrumenter, Selection};
 use instr_rewriter::{rewrite, Options};
@@ -82,20 +83,29 @@ fn instrument(a: &Agent, name: &[u8], bytes: &[u8]) -> Option<Vec<u8>> {
     match rewrite(bytes, &edit, Options::default()) {
         Ok(r) => {
             for w in &r.warnings {
-                report_once(a, name, w);
+                report_once(a, name, bytes, w);
             }
             r.bytes
         }
         Err(e) => {
-            report_once(a, name, &format!("{e}; loaded unchanged"));
+            report_once(a, name, bytes, &format!("{e}; loaded unchanged"));
             None
         }
     }
 }
 
-fn report_once(a: &Agent, name: &[u8], message: &str) {
-    let class = String::from_utf8_lossy(name).into_owned();
-    if lock(&a.failed).insert(class.clone()) {
+/// One line per class and problem. A class defined without a name (`defineClass(null, ...)`) is named
+/// from its own bytes where they can be read, so that each such class gets its own line.
+fn report_once(a: &Agent, name: &[u8], bytes: &[u8], message: &str) {
+    let class = if name.is_empty() {
+        match ClassFile::read(bytes) {
+            Ok(c) => String::from_utf8_lossy(c.name()).into_owned(),
+            Err(_) => format!("a class defined without a name ({} bytes)", bytes.len()),
+        }
+    } else {
+        String::from_utf8_lossy(name).into_owned()
+    };
+    if lock(&a.failed).insert(format!("{class}\n{message}")) {
         eprintln!("instr: {class}: {message}");
     }
 }

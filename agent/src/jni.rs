@@ -35,6 +35,24 @@ impl Jni {
         pending
     }
 
+    /// Runs `f`, which may call Java, with the program's pending exception (if any) set aside and raised
+    /// again afterwards. A callback can arrive while an exception is pending (VMObjectAlloc for the
+    /// objects the VM makes while it throws a `NoClassDefFoundError`); calling Java then is not allowed,
+    /// and clearing what the call raised would swallow the program's own exception.
+    pub fn keeping_pending_exception<R>(&self, f: impl FnOnce() -> R) -> R {
+        let pending = jni!(self, ExceptionOccurred);
+        if !pending.is_null() {
+            jni!(self, ExceptionClear);
+        }
+        let result = f();
+        if !pending.is_null() {
+            self.clear_exception();
+            jni!(self, Throw, pending);
+            self.delete_local(pending);
+        }
+        result
+    }
+
     /// Whether an exception is pending (most JNI calls are not allowed then).
     pub fn exception_pending(&self) -> bool {
         jni!(self, ExceptionCheck) != 0

@@ -12,6 +12,7 @@
 //! * VM_DEATH: read the counters back and write the reports (`report.rs`).
 
 pub mod calls;
+pub mod class_index;
 pub mod deadlocks;
 pub mod heap_sampling;
 pub mod hook;
@@ -223,7 +224,7 @@ unsafe fn load(vm: *mut JavaVM, options: &str) -> Result<(), String> {
         engaged: Default::default(),
         proxy: Default::default(),
         calls_proxy: Default::default(),
-        instance_sizes: Default::default(),
+        class_index: std::sync::Mutex::new(class_index::ClassIndex::new(CLASS_SLOTS as usize)),
         stacks: Default::default(),
         early_probes: Default::default(),
         vm_allocators: Default::default(),

@@ -25,19 +25,24 @@ fn guarded(f: impl FnOnce()) {
     let _ = catch_unwind(AssertUnwindSafe(f));
 }
 
+/// The dense index of a class's name (class_index.rs), recorded with the instance size; -1 when full.
 #[no_mangle]
-pub extern "system" fn Java_java_lang_HeapProxy_classSeen(
+pub extern "system" fn Java_java_lang_HeapProxy_classIndex(
     _env: *mut JNIEnv,
     _: jclass,
-    index: jint,
+    class: jclass,
     o: jobject,
-) {
+) -> jint {
+    let mut index = -1;
     guarded(|| {
         let Some(a) = agent() else { return };
-        if let Some(size) = a.jvmti.object_size(o) {
-            lock(&a.instance_sizes).insert(index, size);
-        }
-    })
+        let Some(signature) = a.jvmti.class_signature(class) else {
+            return;
+        };
+        let size = a.jvmti.object_size(o).unwrap_or(0).max(0) as u64;
+        index = lock(&a.class_index).index(&signature, size).unwrap_or(-1);
+    });
+    index
 }
 
 /// The stack of an allocation at a static site, from the allocating frame down to the rules' depth.

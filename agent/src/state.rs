@@ -1,6 +1,6 @@
 //! The agent's one global: what Agent_OnLoad set up, plus what the callbacks accumulate.
 
-use std::collections::{HashMap, HashSet};
+use std::collections::HashSet;
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize};
 use std::sync::{Mutex, OnceLock};
 
@@ -34,8 +34,8 @@ pub struct Agent {
     pub proxy: Mutex<Option<GlobalRef>>,
     /// The HeapProxyCalls class (a global reference), once defined.
     pub calls_proxy: Mutex<Option<GlobalRef>>,
-    /// Instance size per dense class index (HeapProxyAllocs), reported by `classSeen`.
-    pub instance_sizes: Mutex<HashMap<i32, i64>>,
+    /// Name and instance size per dense class index (HeapProxyAllocs), given by `classIndex`.
+    pub class_index: Mutex<crate::class_index::ClassIndex>,
     pub stacks: Stacks,
     /// jmethodIDs of HeapProxy's Early wrappers of the site probes: a frame a stack walk skips.
     pub early_probes: [AtomicUsize; 2],

@@ -45,11 +45,7 @@ pub fn thread_ended(env: *mut JNIEnv) {
         return;
     }
     let jni = Jni(env);
-    // A call with an exception pending is not allowed; the rows then stay where they are and are still
-    // summed by every reader, so nothing is lost (the slot is only not freed).
-    if jni.exception_pending() {
-        return;
-    }
     let proxy = rows.proxy.load(Ordering::Relaxed) as jclass;
-    jni.call_static_void(proxy, retire as jmethodID, &[]);
+    // A thread can end with its uncaught exception still pending: set aside, so the slot is freed anyway.
+    jni.keeping_pending_exception(|| jni.call_static_void(proxy, retire as jmethodID, &[]));
 }

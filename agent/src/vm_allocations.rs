@@ -97,7 +97,10 @@ pub unsafe extern "system" fn vm_object_alloc(
         }
         let args = [jvalue { l: object }, jvalue { i: what }];
         let proxy = v.proxy.load(Ordering::Relaxed) as jclass;
-        Jni(env).call_static_void(proxy, vm_alloc as jni_sys::jmethodID, &args);
+        let jni = Jni(env);
+        jni.keeping_pending_exception(|| {
+            jni.call_static_void(proxy, vm_alloc as jni_sys::jmethodID, &args)
+        });
     }));
 }
 
@@ -145,5 +148,8 @@ fn count_instance(env: *mut JNIEnv, object: jobject) {
     }
     let args = [jvalue { l: object }, jvalue { i: COUNT_INSTANCE }];
     let proxy = v.proxy.load(Ordering::Relaxed) as jclass;
-    Jni(env).call_static_void(proxy, vm_alloc as jni_sys::jmethodID, &args);
+    let jni = Jni(env);
+    jni.keeping_pending_exception(|| {
+        jni.call_static_void(proxy, vm_alloc as jni_sys::jmethodID, &args)
+    });
 }
