@@ -754,7 +754,10 @@ fn xml_trace_gc_events_under_allocation_pressure() {
         assert_eq!(s["nodes"], 8000, "[{v}] objAlloc of GcStorm$Node");
         // The premise of "nothing dropped": every record the ring could ever hold at once fits in it.
         let records = s["allocs"].as_u64().unwrap() + gc.len() as u64;
-        assert!(records < 16 * 1024, "[{v}] {records} records for a ring of 16384");
+        assert!(
+            records < 16 * 1024,
+            "[{v}] {records} records for a ring of 16384"
+        );
         let freed = s["freed"].as_u64().unwrap();
         assert!(freed > 0, "[{v}] no objFree: {s}");
         assert_eq!(s["freed_twice"], 0, "[{v}] {s}");
