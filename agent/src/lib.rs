@@ -14,6 +14,7 @@
 pub mod calls;
 pub mod class_index;
 pub mod deadlocks;
+pub mod event_ring;
 pub mod heap_sampling;
 pub mod hook;
 pub mod jni;
@@ -499,20 +500,32 @@ unsafe extern "system" fn thread_end(_jvmti: Env, env: *mut JNIEnv, thread: jthr
     let _ = catch_unwind(AssertUnwindSafe(|| thread_rows::thread_ended(env)));
 }
 
+/// Keeps a panic from unwinding into the VM (which would abort it). Local to the GC callbacks until the
+/// guards are unified in one FFI-layer function; it allocates nothing unless a panic happens.
+fn guarded(f: impl FnOnce()) {
+    let _ = catch_unwind(AssertUnwindSafe(f));
+}
+
+// GC start/finish run on the VM thread inside the pause (docs/ARCHITECTURE.md, "Callback contexts"):
+// atomics, clock reads and the trace's lock-free ring only. No JNI, no JVMTI, no allocation, and no lock,
+// since a Java thread holding one may be waiting for this very safepoint.
 unsafe extern "system" fn gc_start(_jvmti: Env) {
-    // VM thread, at a safepoint: no JNI, no locks a Java thread could hold.
-    if let Some(a) = agent() {
-        a.gc.started.store(since_load(), Ordering::Relaxed);
-    }
-    xml_trace::gc(true);
+    guarded(|| {
+        if let Some(a) = agent() {
+            a.gc.started.store(since_load(), Ordering::Relaxed);
+        }
+        xml_trace::gc(true);
+    });
 }
 
 unsafe extern "system" fn gc_finish(_jvmti: Env) {
-    if let Some(a) = agent() {
-        let pause = since_load().saturating_sub(a.gc.started.load(Ordering::Relaxed));
-        a.gc.count.fetch_add(1, Ordering::Relaxed);
-        a.gc.total_nanos.fetch_add(pause, Ordering::Relaxed);
-        a.gc.max_nanos.fetch_max(pause, Ordering::Relaxed);
-    }
-    xml_trace::gc(false);
+    guarded(|| {
+        if let Some(a) = agent() {
+            let pause = since_load().saturating_sub(a.gc.started.load(Ordering::Relaxed));
+            a.gc.count.fetch_add(1, Ordering::Relaxed);
+            a.gc.total_nanos.fetch_add(pause, Ordering::Relaxed);
+            a.gc.max_nanos.fetch_max(pause, Ordering::Relaxed);
+        }
+        xml_trace::gc(false);
+    });
 }

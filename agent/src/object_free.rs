@@ -1,6 +1,7 @@
 //! The one OBJECT_FREE callback, shared by the users of object tags. Tags with `TRACE_TAG_BIT` (bit 62)
 //! belong to the XML trace; the others to the live-object tracker (live.rs). Runs on the service thread
-//! after a GC: no JNI, nothing that blocks.
+//! after a GC, or on a thread inside a JVMTI heap function: no JNI, no JVMTI, no lock, no allocation.
+//! Both consumers only touch atomics (live.rs's fixed counters, the trace's lock-free ring).
 
 use jni_sys::jlong;
 
