@@ -17,8 +17,8 @@ use crate::jni::Jni;
 use crate::state::{agent, lock, Agent};
 
 /// Thread slots of HeapProxyCalls: threads whose tid is below DIRECT_SLOTS own the slot of that number;
-/// the OVERFLOW_SLOTS after them are claimed by threads with larger tids. Calls of threads beyond those
-/// (in one run) are dropped, and reported.
+/// the OVERFLOW_SLOTS after them are claimed by threads with larger tids and freed at their ThreadEnd.
+/// Threads beyond those (alive at once) count in shared rows with atomic adds: exact, untimed, reported.
 const DIRECT_SLOTS: jint = 1 << 14;
 const OVERFLOW_SLOTS: jint = 1 << 12;
 
@@ -57,7 +57,21 @@ pub fn engage(a: &Agent, jni: Jni, max_methods: jint, offsets: &[i64; 6]) -> boo
     let Some(m) = jni.static_method(class.0, "engage", "()V") else {
         return false;
     };
-    jni.call_static_void(class.0, m, &[])
+    if !jni.call_static_void(class.0, m, &[]) {
+        return false;
+    }
+    // An ending thread hands its call rows over (HeapProxyCalls.retire, through HeapProxy.retireThread, which
+    // thread_rows.rs calls from ThreadEnd), so that its slot can serve another thread. lib.rs enables the
+    // event only when allocations are counted; the callback is always installed. Without it calls stay
+    // exact (threads past the slots count in the shared rows), only slower and untimed.
+    if a.rules.methods()
+        && a.jvmti
+            .set_event_notification_mode(crate::jvmti::event::THREAD_END, crate::jvmti::ENABLE)
+            != crate::jvmti::ERROR_NONE
+    {
+        eprintln!("instr: cannot enable JVMTI THREAD_END: call slots of ended threads are not reused");
+    }
+    true
 }
 
 #[no_mangle]

@@ -220,6 +220,7 @@ public final class HeapProxy {
     /** Called by the agent (JNI) from JVMTI ThreadEnd, on the ending thread: its rows join the shared totals. */
     static void retireThread() {
         if (started()) HeapProxyAllocs.retire();
+        HeapProxyCalls.retire();
     }
 
     /**
