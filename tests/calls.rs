@@ -620,7 +620,13 @@ fn rules_select_one_package_one_class_one_method() {
 }
 
 /// Runs test-classes/calls/ManyThreads.java (`threads` short threads, `batch` at a time) under `rules`.
-fn run_many_threads(jdk: &Jdk, rules: &str, calls: &str, threads: u32, batch: u32) -> (Value, String) {
+fn run_many_threads(
+    jdk: &Jdk,
+    rules: &str,
+    calls: &str,
+    threads: u32,
+    batch: u32,
+) -> (Value, String) {
     let classes = compile_programs(jdk);
     let dir = scratch(&format!("many-threads-{}-{calls}-{threads}", jdk.key()));
     let rules = workspace().join("test-classes/calls").join(rules);
@@ -646,7 +652,10 @@ fn run_many_threads(jdk: &Jdk, rules: &str, calls: &str, threads: u32, batch: u3
         text(&out.stderr)
     );
     let json = fs::read_to_string(dir.join("out.json")).expect("report written");
-    (serde_json::from_str(&json).expect("valid JSON"), text(&out.stdout))
+    (
+        serde_json::from_str(&json).expect("valid JSON"),
+        text(&out.stdout),
+    )
 }
 
 /// The number after `label ` on a line of the program's output.
@@ -670,14 +679,26 @@ fn calls_past_the_thread_tables_are_exact() {
             assert_eq!(num(task, "unwinds"), 0, "{what}: {task}");
             if calls == "times" {
                 assert_eq!(num(task, "exits"), 50_000, "{what}: {task}");
-                assert_eq!(num(task, "calls"), 50_000, "{what}: every call timed: {task}");
+                assert_eq!(
+                    num(task, "calls"),
+                    50_000,
+                    "{what}: every call timed: {task}"
+                );
             }
-            assert_eq!(printed(&stdout, "counted"), 50_000, "{what}: instr.Counts' sum");
+            assert_eq!(
+                printed(&stdout, "counted"),
+                50_000,
+                "{what}: instr.Counts' sum"
+            );
             assert_eq!(r["calls"]["dropped_events"], 0, "{what}");
             assert_eq!(r["calls"]["untimed_thread_events"], 0, "{what}");
             // The ended threads' counts are one entry, not one per thread.
             let threads = r["calls"]["threads"].as_array().unwrap();
-            assert!(threads.len() < 50, "{what}: {} thread entries", threads.len());
+            assert!(
+                threads.len() < 50,
+                "{what}: {} thread entries",
+                threads.len()
+            );
             let ended = threads
                 .iter()
                 .find(|t| t["name"] == "(ended threads)")

@@ -10,7 +10,7 @@
 use std::collections::{BTreeMap, HashMap};
 use std::fmt::Write as _;
 
-use jni_sys::{jlong, jobject};
+use jni_sys::jobject;
 use serde_json::{json, Value};
 
 use crate::jni::Jni;
@@ -138,18 +138,7 @@ pub struct Calls {
 }
 
 fn long_region(jni: Jni, array: jobject, len: usize) -> Vec<i64> {
-    if array.is_null() {
-        return Vec::new();
-    }
-    let n = (jni.array_length(array).max(0) as usize).min(len);
-    let mut v = vec![0 as jlong; n];
-    // SAFETY: `array` is a live long[] reference of at least `n` elements.
-    unsafe {
-        let env = jni.0;
-        ((**env).GetLongArrayRegion.unwrap())(env, array, 0, n as i32, v.as_mut_ptr());
-    }
-    jni.clear_exception();
-    v
+    jni.long_region(array, len)
 }
 
 fn static_array(jni: Jni, class: jobject, name: &str, sig: &str) -> jobject {
@@ -161,54 +150,25 @@ fn static_array(jni: Jni, class: jobject, name: &str, sig: &str) -> jobject {
 
 /// `Thread.name` and `Thread.tid`, read as fields so that no Java code runs (JDK 17 and 25 both have them).
 fn thread_identity(jni: Jni, thread: jobject) -> (String, i64) {
-    // SAFETY: plain JNI field reads on a live java.lang.Thread reference.
-    unsafe {
-        let env = jni.0;
-        let class = ((**env).GetObjectClass.unwrap())(env, thread);
-        let Some(thread_class) = jni.find_class("java/lang/Thread") else {
-            return ("?".into(), -1);
-        };
-        jni.delete_local(class);
-        let name_field = ((**env).GetFieldID.unwrap())(
-            env,
-            thread_class,
-            c"name".as_ptr(),
-            c"Ljava/lang/String;".as_ptr(),
-        );
-        let name = if name_field.is_null() {
-            jni.clear_exception();
-            "?".to_string()
-        } else {
-            let s = ((**env).GetObjectField.unwrap())(env, thread, name_field);
-            let chars = if s.is_null() {
-                std::ptr::null()
-            } else {
-                ((**env).GetStringUTFChars.unwrap())(env, s, std::ptr::null_mut())
-            };
-            let out = if chars.is_null() {
-                "?".to_string()
-            } else {
-                let t = std::ffi::CStr::from_ptr(chars)
-                    .to_string_lossy()
-                    .into_owned();
-                ((**env).ReleaseStringUTFChars.unwrap())(env, s, chars);
-                t
-            };
+    let Some(thread_class) = jni.find_class("java/lang/Thread") else {
+        return ("?".into(), -1);
+    };
+    let name = jni
+        .field(thread_class, "name", "Ljava/lang/String;")
+        .and_then(|f| jni.object_field(thread, f))
+        .map(|s| {
+            let name = jni.string(s);
             jni.delete_local(s);
-            out
-        };
-        let tid_field =
-            ((**env).GetFieldID.unwrap())(env, thread_class, c"tid".as_ptr(), c"J".as_ptr());
-        let tid = if tid_field.is_null() {
-            jni.clear_exception();
-            -1
-        } else {
-            ((**env).GetLongField.unwrap())(env, thread, tid_field)
-        };
-        jni.delete_local(thread_class);
-        jni.clear_exception();
-        (name, tid)
-    }
+            name
+        })
+        .flatten()
+        .unwrap_or_else(|| "?".to_string());
+    let tid = jni
+        .field(thread_class, "tid", "J")
+        .map_or(-1, |f| jni.long_field(thread, f));
+    jni.delete_local(thread_class);
+    jni.clear_exception();
+    (name, tid)
 }
 
 /// Reads every counter and, in times mode, every thread's tree.
@@ -340,17 +300,7 @@ pub const SLOTLESS_THREADS: &str = "(threads without a slot)";
 
 /// JNI MonitorEnter (`enter`) or MonitorExit on `o`; false if it failed.
 fn monitor(jni: Jni, o: jobject, enter: bool) -> bool {
-    // SAFETY: `o` is a live reference; the current thread's env.
-    let rc = unsafe {
-        let env = jni.0;
-        if enter {
-            ((**env).MonitorEnter.unwrap())(env, o)
-        } else {
-            ((**env).MonitorExit.unwrap())(env, o)
-        }
-    };
-    jni.clear_exception();
-    rc == 0
+    jni.monitor(o, enter)
 }
 
 /// A `long[][]` of pages of equal length (null pages: zeros) as one vector, by page order.
@@ -584,7 +534,8 @@ fn counted_only(a: &Agent, id: u32) -> bool {
 }
 
 /// Each warning of `Calls::warn` is printed at most once per run (reports may be written several times).
-static WARNED: [std::sync::atomic::AtomicBool; 3] = [const { std::sync::atomic::AtomicBool::new(false) }; 3];
+static WARNED: [std::sync::atomic::AtomicBool; 3] =
+    [const { std::sync::atomic::AtomicBool::new(false) }; 3];
 
 impl Calls {
     /// One `instr:` line on stderr for what the counters could not take exactly as asked: events not counted

@@ -5,17 +5,13 @@
 
 use jni_sys::jlong;
 
-use crate::jvmti::Env;
 use crate::xml_trace::TRACE_TAG_BIT;
 
-/// # Safety
-/// Called by the JVM with the tag of a freed object.
-pub unsafe extern "system" fn object_free(_: Env, tag: jlong) {
-    let _ = std::panic::catch_unwind(|| {
-        if tag & TRACE_TAG_BIT != 0 {
-            crate::xml_trace::object_freed(tag);
-        } else if let Some(live) = crate::state::agent().and_then(|a| a.live.as_ref()) {
-            live.freed(tag);
-        }
-    });
+/// JVMTI ObjectFree: the tag of a freed object.
+pub fn object_free(tag: jlong) {
+    if tag & TRACE_TAG_BIT != 0 {
+        crate::xml_trace::object_freed(tag);
+    } else if let Some(live) = crate::state::agent().and_then(|a| a.live.as_ref()) {
+        live.freed(tag);
+    }
 }

@@ -16,24 +16,21 @@
 //! At VM_DEATH (which `System.exit` from any thread runs) the ring and the queue are drained and the root
 //! element closed, so the file is well-formed; only `Runtime.halt` or a crash can leave it open.
 
-// Object handles are opaque and only passed back to the VM (see jni.rs).
-#![allow(clippy::not_unsafe_ptr_arg_deref)]
 use std::collections::{HashMap, VecDeque};
 use std::fmt::Write as _;
 use std::fs::File;
 use std::io::Write as _;
-use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Condvar, Mutex, OnceLock};
 use std::time::Duration;
 
 use instr_rules::ThreadRules;
-use jni_sys::{jclass, jlong, jobject, JNIEnv};
+use jni_sys::{jclass, jlong, jobject};
 
 use crate::event_ring::{EventRing, Kind, Record};
+use crate::ffi::events::Handlers;
 use crate::jni::Jni;
-use crate::jvmti::{jthread, Env, EventCallbacks};
-use crate::jvmti_ext::{event, AgentThreadFn, ClassFn};
+use crate::jvmti::jthread;
 use crate::report::java_name;
 use crate::state::lock;
 use crate::threads::{new_agent_thread, now, profiler, thread_id, Profiler, ThreadRecord};
@@ -189,8 +186,8 @@ pub fn open(path: &str, allocations: bool) -> Result<(), String> {
 
 /// Installs the trace's own callbacks (class load; object free when allocations are traced).
 /// The trace's callbacks (its OBJECT_FREE goes through lib.rs's one dispatcher, object_free.rs).
-pub fn register(callbacks: &mut EventCallbacks, _rules: &ThreadRules) {
-    callbacks.set(event::CLASS_LOAD, class_load as ClassFn);
+pub fn register(handlers: &mut Handlers, _rules: &ThreadRules) {
+    handlers.class_load = Some(class_load);
 }
 
 /// Starts the writer (an agent thread) at VM_INIT.
@@ -199,8 +196,7 @@ pub fn start_writer(p: &Profiler, jni: Jni) {
         eprintln!("instr: cannot create the trace writer thread; the XML trace is written at exit");
         return;
     };
-    if p.jvmti
-        .run_agent_thread(thread, writer_main as AgentThreadFn, 5)
+    if crate::ffi::events::run_agent_thread(p.jvmti, thread, writer_main, 5)
         != crate::jvmti::ERROR_NONE
     {
         eprintln!("instr: cannot start the trace writer thread; the XML trace is written at exit");
@@ -208,8 +204,8 @@ pub fn start_writer(p: &Profiler, jni: Jni) {
     jni.delete_local(thread);
 }
 
-unsafe extern "system" fn writer_main(_: Env, _: *mut JNIEnv, _: *mut std::ffi::c_void) {
-    let _ = catch_unwind(AssertUnwindSafe(|| {
+fn writer_main(_: Jni) {
+    {
         let Some(t) = TRACE.get() else { return };
         t.writer_running.store(true, Ordering::Release);
         loop {
@@ -242,7 +238,7 @@ unsafe extern "system" fn writer_main(_: Env, _: *mut JNIEnv, _: *mut std::ffi::
             write(f, &batch);
         }
         t.writer_running.store(false, Ordering::Release);
-    }));
+    }
 }
 
 /// VM_DEATH: drains the ring and the queue, closes the root element and the file.
@@ -365,8 +361,8 @@ fn class_id(t: &Trace, name: &str) -> (u64, bool) {
     (id, true)
 }
 
-unsafe extern "system" fn class_load(_: Env, env: *mut JNIEnv, thread: jthread, class: jclass) {
-    let _ = catch_unwind(AssertUnwindSafe(|| {
+fn class_load(jni: Jni, thread: jthread, class: jclass) {
+    {
         let (Some(p), Some(t)) = (profiler(), TRACE.get()) else {
             return;
         };
@@ -376,14 +372,14 @@ unsafe extern "system" fn class_load(_: Env, env: *mut JNIEnv, thread: jthread, 
         let name = java_name(&sig);
         let (id, new) = class_id(t, &name);
         if new {
-            let tid = thread_id(p, Jni(env), thread);
+            let tid = thread_id(p, jni, thread);
             emit(format!(
                 "<classDef classId=\"{id}\" className=\"{}\" threadId=\"{tid}\" time=\"{}\"/>\n",
                 escape(&name),
                 now()
             ));
         }
-    }));
+    }
 }
 
 /// An object allocation the rules record (called from `HeapProxy.objectStack`): an `objAlloc` element,
