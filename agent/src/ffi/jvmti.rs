@@ -370,10 +370,16 @@ impl Jvmti {
             _length: jint,
             user: *mut c_void,
         ) -> jint {
-            // SAFETY: `user` is the `&mut dyn FnMut` passed below, alive for the whole iteration.
-            let visit = unsafe { &mut *(user as *mut &mut dyn FnMut(jlong, jlong)) };
-            visit(unsafe { *tag }, size);
-            0
+            const P: super::guard::Policy =
+                super::guard::Policy::once("IterateThroughHeap", "live counts may be incomplete");
+            // A panic stops the iteration (JVMTI_VISIT_ABORT) rather than unwinding through the VM.
+            super::guard::guard(P, 0x8000, || {
+                // SAFETY: `user` is the `&mut dyn FnMut` passed below, alive for the whole iteration.
+                let visit = unsafe { &mut *(user as *mut &mut dyn FnMut(jlong, jlong)) };
+                // SAFETY: the VM passes the visited object's tag slot.
+                visit(unsafe { *tag }, size);
+                0
+            })
         }
         let mut callbacks = HeapCallbacks { slots: [None; 15] };
         callbacks.slots[0] = Some(each);
