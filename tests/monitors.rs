@@ -855,5 +855,37 @@ fn xml_trace_counts_what_a_full_ring_drops() {
             text(&out.stderr)
         );
         println!("[{v}] ring of 4, allocations traced: {freed} objFree, {frees_dropped} dropped");
+
+/// Issue 14: `threads.json` had two `contended` entries with the same class and stack when the waiters
+/// blocked at two bytecode indexes of one line (the aggregation key held the bytecode index, the report shows
+/// the line). Entries are merged by what the report shows: one entry, all four enters.
+#[test]
+fn contended_entries_are_merged_by_what_the_report_shows() {
+    for jdk in jdks() {
+        for flags in [&[][..], &["-Xint"][..]] {
+            let (r, txt, _) = threads_report(&jdk, "SameLine", "monitors=on,depth=4", flags);
+            let v = &jdk.version;
+            let on_lock: Vec<&Value> = arr(&r["monitors"]["contended"])
+                .iter()
+                .filter(|c| c["class"] == "SameLine$Lock")
+                .collect();
+            assert_eq!(on_lock.len(), 1, "[{v}] {flags:?} one entry per class and stack: {on_lock:?}");
+            let c = on_lock[0];
+            assert_eq!(c["count"], 4, "[{v}] {flags:?} {c}");
+            assert_eq!(frame(&c["stack"], 0), "SameLine.critical", "[{v}] {c}");
+            assert_eq!(frame(&c["stack"], 1), "SameLine$Worker.run", "[{v}] {c}");
+            let waiters = counts(&c["waiters"]);
+            let expected: BTreeSet<(String, u64)> =
+                (0..4).map(|i| (format!("worker-{i}"), 1)).collect();
+            assert_eq!(waiters, expected, "[{v}] waiters");
+            // No two entries anywhere in the report show the same class and stack.
+            let mut seen = BTreeSet::new();
+            for c in arr(&r["monitors"]["contended"]) {
+                let key = format!("{} {}", c["class"], c["stack"]);
+                assert!(seen.insert(key.clone()), "[{v}] {flags:?} duplicate entry {key}");
+            }
+            assert_eq!(txt.matches("SameLine$Lock (Java)").count(), 1, "[{v}] {txt}");
+            println!("[{v}] {flags:?}: 4 contended enters on SameLine$Lock in one entry");
+        }
     }
 }
