@@ -24,7 +24,7 @@ use crate::jvmti::FrameInfo;
 use crate::jvmti_ext::state;
 use crate::monitor_report::frame_json;
 use crate::monitors::class_of;
-use crate::report::{write_atomically, FrameResolver, ResolvedFrame};
+use crate::report::{write_reports, FrameResolver, ResolvedFrame};
 use crate::state::{agent, lock};
 use crate::threads::{new_agent_thread, now, profiler, thread_id, Profiler};
 
@@ -189,17 +189,13 @@ fn dump(p: &Profiler, jni: Jni, reason: &str, always: bool) {
         let path = format!("{}.monitors", p.prefix);
         let json = dump_json(reason, &threads, &all);
         let text = dump_text(reason, &threads, &all);
-        for (file, bytes) in [
+        write_reports(&[
             (
                 format!("{path}.json"),
                 serde_json::to_vec_pretty(&json).unwrap_or_default(),
             ),
             (format!("{path}.txt"), text.into_bytes()),
-        ] {
-            if let Err(e) = write_atomically(&file, &bytes) {
-                eprintln!("instr: {e}");
-            }
-        }
+        ]);
         for c in new {
             let names: Vec<String> = c
                 .threads

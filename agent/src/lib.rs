@@ -261,12 +261,12 @@ pub fn load(vm: JavaVm, options: &str) -> Result<(), String> {
 }
 
 /// Fails at start-up, not at exit, when the reports could not be written.
+/// The probe is the very temporary file the report writer will create, and is removed whatever happened.
 fn check_output_writable(prefix: &str) -> Result<(), String> {
-    let probe = format!("{prefix}.json.tmp{}", std::process::id());
-    std::fs::write(&probe, b"")
-        .map_err(|e| format!("cannot write reports to {prefix}.json: {e}"))?;
+    let probe = report::temp_path(&format!("{prefix}.json"));
+    let written = std::fs::write(&probe, b"");
     let _ = std::fs::remove_file(&probe);
-    Ok(())
+    written.map_err(|e| format!("cannot write reports to {prefix}.json: {e}"))
 }
 
 fn vm_start(jni: Jni) {

@@ -11,7 +11,7 @@ use serde_json::{json, Value};
 use crate::deadlocks::{cycle_json, cycles_text, reported_cycles};
 use crate::jni::Jni;
 use crate::monitors::monitors;
-use crate::report::{write_atomically, FrameResolver, ResolvedFrame};
+use crate::report::{write_reports, FrameResolver, ResolvedFrame};
 use crate::stacks::Frame;
 use crate::state::{agent, lock};
 use crate::threads::{Profiler, ThreadRecord};
@@ -353,15 +353,11 @@ pub fn write(p: &Profiler, jni: Jni, threads: &[ThreadRecord], end: u64) {
         cycles_text(&mut s, &cycles);
     }
 
-    for (path, bytes) in [
+    write_reports(&[
         (
             format!("{}.threads.json", p.prefix),
             serde_json::to_vec_pretty(&json).unwrap_or_default(),
         ),
         (format!("{}.threads.txt", p.prefix), s.into_bytes()),
-    ] {
-        if let Err(e) = write_atomically(&path, &bytes) {
-            eprintln!("instr: {e}");
-        }
-    }
+    ]);
 }

@@ -576,19 +576,46 @@ pub fn write_all(a: &Agent, jni: Jni, proxy: jobject, when: When) {
             calls.to_collapsed().into_bytes(),
         ));
     }
-    for (path, bytes) in files {
-        if let Err(e) = write_atomically(&path, &bytes) {
-            eprintln!("instr: {e}");
-        }
-    }
+    write_reports(&files);
 }
 
-/// Writes `bytes` to `path` through a temporary file in the same directory and a rename.
+/// The temporary file `write_atomically` writes `path` through, in the same directory (a rename does not
+/// cross file systems): `PATH.tmpPID.N`. N is new for every call because an on-demand report (signal
+/// dispatcher or attach listener thread) can be written while another one, or the exit report, is: with
+/// one name per process, two writers would share one file, and one could rename the other's half-written
+/// bytes into place.
+pub fn temp_path(path: &str) -> String {
+    static NEXT: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+    let n = NEXT.fetch_add(1, Ordering::Relaxed);
+    format!("{path}.tmp{}.{n}", std::process::id())
+}
+
+/// Writes `bytes` to `path` through a temporary file in the same directory and a rename, so that `path` is
+/// always either the previous whole file or the new whole file, even if the process is killed mid-write.
+/// On any failure (directory gone, disk full, file size limit, rename refused) the temporary file is
+/// removed: a full disk must not be left fuller by a partial copy of the report nobody will read.
 pub fn write_atomically(path: &str, bytes: &[u8]) -> Result<(), String> {
-    let tmp = format!("{path}.tmp{}", std::process::id());
-    std::fs::write(&tmp, bytes).map_err(|e| format!("cannot write {path}: {e}"))?;
-    std::fs::rename(&tmp, path).map_err(|e| {
-        let _ = std::fs::remove_file(&tmp);
-        format!("cannot write {path}: {e}")
-    })
+    let tmp = temp_path(path);
+    std::fs::write(&tmp, bytes)
+        .and_then(|()| std::fs::rename(&tmp, path))
+        .map_err(|e| {
+            let _ = std::fs::remove_file(&tmp);
+            format!("cannot write {path}: {e}")
+        })
+}
+
+/// Writes a set of reports (`write_atomically` each) and says on one line what could not be written:
+/// the files are independent (a small disk may hold the text and not the JSON), but one cause (a
+/// directory deleted under the program) should not print one line per file.
+pub fn write_reports(files: &[(String, Vec<u8>)]) {
+    let failures: Vec<String> = files
+        .iter()
+        .filter_map(|(path, bytes)| write_atomically(path, bytes).err())
+        .collect();
+    if let Some(first) = failures.first() {
+        match failures.len() {
+            1 => eprintln!("instr: {first}"),
+            n => eprintln!("instr: {first} (and {} more report files)", n - 1),
+        }
+    }
 }
