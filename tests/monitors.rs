@@ -855,6 +855,8 @@ fn xml_trace_counts_what_a_full_ring_drops() {
             text(&out.stderr)
         );
         println!("[{v}] ring of 4, allocations traced: {freed} objFree, {frees_dropped} dropped");
+    }
+}
 
 /// Issue 14: `threads.json` had two `contended` entries with the same class and stack when the waiters
 /// blocked at two bytecode indexes of one line (the aggregation key held the bytecode index, the report shows
@@ -869,7 +871,11 @@ fn contended_entries_are_merged_by_what_the_report_shows() {
                 .iter()
                 .filter(|c| c["class"] == "SameLine$Lock")
                 .collect();
-            assert_eq!(on_lock.len(), 1, "[{v}] {flags:?} one entry per class and stack: {on_lock:?}");
+            assert_eq!(
+                on_lock.len(),
+                1,
+                "[{v}] {flags:?} one entry per class and stack: {on_lock:?}"
+            );
             let c = on_lock[0];
             assert_eq!(c["count"], 4, "[{v}] {flags:?} {c}");
             assert_eq!(frame(&c["stack"], 0), "SameLine.critical", "[{v}] {c}");
@@ -882,9 +888,16 @@ fn contended_entries_are_merged_by_what_the_report_shows() {
             let mut seen = BTreeSet::new();
             for c in arr(&r["monitors"]["contended"]) {
                 let key = format!("{} {}", c["class"], c["stack"]);
-                assert!(seen.insert(key.clone()), "[{v}] {flags:?} duplicate entry {key}");
+                assert!(
+                    seen.insert(key.clone()),
+                    "[{v}] {flags:?} duplicate entry {key}"
+                );
             }
-            assert_eq!(txt.matches("SameLine$Lock (Java)").count(), 1, "[{v}] {txt}");
+            assert_eq!(
+                txt.matches("SameLine$Lock (Java)").count(),
+                1,
+                "[{v}] {txt}"
+            );
             println!("[{v}] {flags:?}: 4 contended enters on SameLine$Lock in one entry");
         }
     }
