@@ -692,27 +692,27 @@ fn calls_past_the_thread_tables_are_exact() {
             );
             assert_eq!(r["calls"]["dropped_events"], 0, "{what}");
             assert_eq!(r["calls"]["untimed_thread_events"], 0, "{what}");
-            // The ended threads' counts are one entry, not one per thread.
+            // Threads with tids below 16,384 keep an entry each; those above, which reused the overflow
+            // slots, are one entry. Together: every call, once.
             let threads = r["calls"]["threads"].as_array().unwrap();
-            assert!(
-                threads.len() < 50,
-                "{what}: {} thread entries",
-                threads.len()
-            );
+            assert!(threads.len() <= 16_384 + 4, "{what}: {} thread entries", threads.len());
+            let calls_of = |t: &Value| {
+                t["methods"].as_array().unwrap().iter().map(|m| num(m, "calls")).sum::<u64>()
+            };
             let ended = threads
                 .iter()
                 .find(|t| t["name"] == "(ended threads)")
                 .unwrap_or_else(|| panic!("{what}: no (ended threads) entry"));
-            let ended_task = method(&ended["methods"], "ManyThreads", "task");
-            assert_eq!(num(ended_task, "calls"), 50_000, "{what}: {ended_task}");
+            assert!(calls_of(ended) > 30_000, "{what}: {ended}");
+            assert_eq!(threads.iter().map(calls_of).sum::<u64>(), 50_000, "{what}");
             println!("{what}: 50000 of 50000 calls");
         }
     }
 }
 
 /// Thousands of threads started and ended under call and allocation counting at once (both kinds of rows
-/// are handed over at ThreadEnd): exact counts, and neither table keeps rows for the threads that ended
-/// (docs/ARCHITECTURE.md, "Limits": rows are held by live threads only).
+/// are handed over at ThreadEnd, through one call): exact counts, and the tables within their bounds
+/// (docs/ARCHITECTURE.md, "Threads end").
 #[test]
 fn ended_threads_give_back_call_and_allocation_rows() {
     for jdk in jdks() {
@@ -728,11 +728,12 @@ fn ended_threads_give_back_call_and_allocation_rows() {
             .find(|c| c["class"] == "ManyThreads$Payload")
             .unwrap_or_else(|| panic!("{what}: no ManyThreads$Payload in the classes"));
         assert_eq!(num(payload, "instances"), 2_000, "{what}: {payload}");
-        // Only main runs instrumented code when the rows are counted: every worker has ended.
-        for rows in ["call rows held", "allocation rows held"] {
-            let held = printed(&stdout, rows);
-            assert!(held <= 4, "{what}: {rows} {held} after 2,000 threads ended");
-        }
-        println!("{what}: exact, rows of ended threads given back");
+        // Every worker has ended: allocation rows are held by the live threads only; call rows by at most
+        // the threads with direct slots (tids below 16,384, kept as per-thread entries) and the live ones.
+        let held = printed(&stdout, "allocation rows held");
+        assert!(held <= 4, "{what}: allocation rows held {held} after 2,000 threads ended");
+        let held = printed(&stdout, "call rows held");
+        assert!(held <= 2_000 + 4, "{what}: call rows held {held} after 2,000 threads ended");
+        println!("{what}: exact, rows within their bounds");
     }
 }

@@ -549,13 +549,9 @@ impl Calls {
                 dropped(0)
             );
         }
-        if self.times && dropped(1) > 0 && once(1) {
-            eprintln!(
-                "instr: {} call events of threads without a call slot (not yet given an id, or more alive at once than the slots) \
-                 were counted exactly but not timed (untimed_thread_events; \"{SLOTLESS_THREADS}\")",
-                dropped(1)
-            );
-        }
+        // Calls of threads without a slot (before their tid is set, or more alive at once than the
+        // slots) are counted exactly, only not timed: JSON `untimed_thread_events` says how many, and
+        // nothing is lost, so it is no warning.
         if self.times && dropped(2) > 0 && once(2) {
             eprintln!(
                 "instr: {} call paths beyond the call-tree limit were counted exactly but not timed",

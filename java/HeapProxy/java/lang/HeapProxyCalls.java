@@ -739,14 +739,18 @@ public final class HeapProxyCalls {
 
     /**
      * Called from JVMTI ThreadEnd on the ending thread, which runs no instrumented code after it (HeapProxy's
-     * retireThread; agent/src/thread_rows.rs): its counts, and in times mode its tree, join slot 0, the threads
-     * that ended, and its slot's rows are dropped; an overflow slot is freed for another thread. So the tables
-     * hold the threads alive, not every thread of the run. A probe that still ran on the thread afterwards would
+     * retireThread; agent/src/thread_rows.rs): a thread with an overflow slot hands its counts, and in times
+     * mode its tree, to slot 0, the threads that ended, and frees the slot for another thread. So the overflow
+     * slots hold the threads alive, not every thread of the run. A probe that still ran on the thread afterwards would
      * find no rows and claim a slot again: counted all the same.
      */
     static void retire() {
         if (MAX_IDS < 2) return;
         long tid = U.getLong(Thread.currentThread(), TID);
+        // A direct slot is never another thread's (tids are unique), so it is kept: the thread stays one entry
+        // of its own in the reports (its name, its CPU time), as every thread of a run with fewer than 16,384
+        // tids is. Only overflow slots, which other threads need, are handed over.
+        if (tid < DIRECT) return;
         int s = find(tid);
         if (s <= 0) return;
         synchronized (LOCK) {
