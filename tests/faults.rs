@@ -844,6 +844,53 @@ fn kill_9_during_reports_leaves_whole_ones() {
     }
 }
 
+/// An on-demand report still being written when the exit report is: BigReport asks for three reports
+/// (SIGQUIT to itself) and exits right after the last request, so the signal dispatcher's report and
+/// VM_DEATH's overlap. Both write the same paths; each must still be whole, with no `instr:` line (a
+/// shared temporary file made the second rename fail) and no temporary file left. stdout also gets the
+/// VM's thread dumps: only the program's own first line is compared.
+#[test]
+fn on_demand_report_racing_the_exit_report() {
+    const RUNS: usize = 4;
+    for jdk in jdks() {
+        let v = &jdk.version;
+        let classes = compile_fault_programs(&jdk);
+        let dir = scratch(&format!("faults-race-{}", jdk.key()));
+        let plain = java_args(&jdk, None, &[], &classes, "BigReport", &[]);
+        let without = run_limited(command(&plain, &dir), "BigReport without the agent");
+        check(&format!("[{v}] BigReport, no agent"), &without);
+        let first_line = |o: &Output| text(&o.stdout).lines().next().unwrap_or("").to_string();
+        for i in 0..RUNS {
+            let reports = dir.join(format!("run-{i}"));
+            fs::create_dir(&reports).unwrap();
+            let argv = java_args(
+                &jdk,
+                Some(&format!("file={}/instr-%p,depth=8", reports.display())),
+                &[],
+                &classes,
+                "BigReport",
+                &["dumps-exit", "3"],
+            );
+            let what = format!("[{v}] dumps racing the exit, run {i}");
+            let out = run_limited(command(&argv, &dir), &what);
+            assert_no_crash(&what, &out, &dir);
+            check(&what, &out);
+            assert_eq!(first_line(&out), first_line(&without), "{what}: stdout");
+            assert_eq!(
+                temporaries(&reports),
+                Vec::<String>::new(),
+                "{what}: temporary files left behind"
+            );
+            let prefix = prefix_in(&reports, "instr-").expect("reports written");
+            heap_reports_whole(&prefix, false)
+                .unwrap_or_else(|e| panic!("{what}: {e}"))
+                .unwrap_or_else(|| panic!("{what}: no JSON report"));
+            assert_eq!(instr_lines(&out), Vec::<String>::new(), "{what}");
+            println!("{what}: reports whole");
+        }
+    }
+}
+
 // ---------------------------------------------------------------------------------------------------------------
 // 4. System.exit from eight threads at once, with every feature busy.
 
