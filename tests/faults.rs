@@ -352,7 +352,7 @@ fn prefix_in(dir: &Path, stem: &str) -> Option<String> {
 /// - a path through a regular file (`FILE/instr-%p`): ENOTDIR for everyone;
 /// - a read-only bind mount (EROFS), in a private mount namespace (`unshare -m`) so that nothing outlives
 ///   the process; needs root, skipped with the reason otherwise;
-/// - `chmod 555`: only for a user that permissions apply to; skipped as root.
+/// - `chmod 555`: as root, which the mode does not stop, the VM runs as `nobody` (setpriv).
 #[test]
 fn unwritable_report_dir_refuses_the_vm_with_one_line() {
     for jdk in jdks() {
@@ -388,18 +388,14 @@ fn unwritable_report_dir_refuses_the_vm_with_one_line() {
             "BigReport",
             &[],
         );
+        // The mount must really refuse writes (an old `mount` may ignore `ro` on a bind).
         let probe = run(Command::new("unshare")
-            .args([
-                "-m",
-                "--propagation",
-                "private",
-                "mount",
-                "--bind",
-                "-o",
-                "ro",
-            ])
-            .arg(&ro)
-            .arg(&ro));
+            .args(["-m", "--propagation", "private", "sh", "-c"])
+            .arg(format!(
+                "mount --bind -o ro {d} {d} && ! touch {d}/probe 2>/dev/null",
+                d = ro.display()
+            )));
+        let _ = fs::remove_file(ro.join("probe"));
         if !probe.status.success() {
             println!(
                 "[{v}] read-only mount: skipped, no bind mount in a private namespace here: {}",
@@ -424,23 +420,45 @@ fn unwritable_report_dir_refuses_the_vm_with_one_line() {
         let locked = dir.join("chmod-555");
         fs::create_dir(&locked).unwrap();
         set_mode(&locked, 0o555);
-        if fs::write(locked.join("can-i"), b"").is_ok() {
-            let _ = fs::remove_file(locked.join("can-i"));
-            println!("[{v}] chmod 555: skipped, permission bits do not apply to this user (root)");
-        } else {
-            let argv = java_args(
-                &jdk,
-                Some(&format!("file={}/instr-%p", locked.display())),
-                &[],
-                &classes,
-                "BigReport",
-                &[],
-            );
-            let out = run_limited(command(&argv, &dir), "chmod 555");
+        let argv = java_args(
+            &jdk,
+            Some(&format!("file={}/instr-%p", locked.display())),
+            &[],
+            &classes,
+            "BigReport",
+            &[],
+        );
+        // Root ignores the mode: then the VM runs as `nobody` (setpriv), for whom it applies.
+        let as_root = fs::write(locked.join("can-i"), b"").is_ok();
+        let _ = fs::remove_file(locked.join("can-i"));
+        const NOBODY: [&str; 4] = [
+            "setpriv",
+            "--reuid=65534",
+            "--regid=65534",
+            "--clear-groups",
+        ];
+        let runnable = !as_root
+            || Command::new(NOBODY[0])
+                .args(&NOBODY[1..])
+                .arg("true")
+                .status()
+                .is_ok_and(|s| s.success());
+        if runnable {
+            let mut full: Vec<String> = Vec::new();
+            if as_root {
+                full.extend(NOBODY.iter().map(|s| s.to_string()));
+            }
+            full.extend(argv);
+            let out = run_limited(command(&full, &dir), "chmod 555");
             assert_no_crash(&format!("[{v}] chmod 555"), &out, &dir);
             assert_refused(&out, "chmod 555", &format!("{}/instr-", locked.display()));
             assert!(names_in(&locked).is_empty());
-            println!("[{v}] chmod 555 report directory: refused with one line");
+            println!(
+                "[{v}] chmod 555 report directory{}: refused with one line",
+                if as_root { " (VM run as nobody)" } else { "" }
+            );
+        } else {
+            println!("[{v}] chmod 555: skipped, running as root and cannot switch to nobody");
         }
         set_mode(&locked, 0o755);
     }
@@ -624,6 +642,75 @@ fn full_disk_file_size_limit_leaves_no_partial_report() {
             println!("[{v}] {what}: {names:?}; {}", lines[0]);
         }
     }
+}
+
+/// The XML trace on a full disk (`ulimit -f 8`): ExitStorm with the thread profiler, monitor events and
+/// the trace, which is streamed while the program runs rather than written at exit. Expected as for the
+/// reports: stdout and status as without the agent, the trace whole or absent (a trace cut off mid-element
+/// is no use to an XML reader), no temporary file, and the agent says so once per file, not once per batch
+/// of events.
+#[test]
+fn full_disk_xml_trace_is_whole_or_absent() {
+    // Collected over every JDK, so that one run shows the whole picture.
+    let mut problems: Vec<String> = Vec::new();
+    for jdk in jdks() {
+        let v = &jdk.version;
+        let classes = compile_fault_programs(&jdk);
+        let dir = scratch(&format!("faults-trace-full-{}", jdk.key()));
+        let script = "ulimit -f 8 && exec \"$@\"";
+        let plain = java_args(&jdk, None, &[], &classes, "ExitStorm", &[]);
+        let without = run_limited(shell(script, &plain, &dir), "ExitStorm without the agent");
+        let reports = dir.join("reports");
+        fs::create_dir(&reports).unwrap();
+        let argv = java_args(
+            &jdk,
+            Some(&format!(
+                "rules={}/rules/empty.yaml,monitors=on,trace={r}/trace-%p.xml,file={r}/instr-%p",
+                workspace().display(),
+                r = reports.display()
+            )),
+            &[],
+            &classes,
+            "ExitStorm",
+            &[],
+        );
+        let what = format!("[{v}] XML trace under ulimit -f 8");
+        let out = run_limited(shell(script, &argv, &dir), &what);
+        assert_no_crash(&what, &out, &dir);
+        assert_eq!(
+            out.status.code(),
+            without.status.code(),
+            "{what}: exit status"
+        );
+        assert_eq!(text(&out.stdout), text(&without.stdout), "{what}: stdout");
+        let names = names_in(&reports);
+        if !temporaries(&reports).is_empty() {
+            problems.push(format!("{what}: temporary files left: {names:?}"));
+        }
+        if let Some(trace) = find(&reports, "trace-", ".xml") {
+            if let Err(e) = xml_trace_whole(&trace) {
+                // The parser's verdict is the last line of its traceback.
+                problems.push(format!(
+                    "{what}: {}",
+                    e.trim_end().lines().last().unwrap_or("")
+                ));
+            }
+        }
+        let lines = instr_lines(&out);
+        let trace_lines = lines.iter().filter(|l| l.contains("XML trace")).count();
+        if trace_lines != 1 {
+            problems.push(format!(
+                "{what}: {trace_lines} instr: lines about the XML trace, not one"
+            ));
+        }
+        if let Some(p) = prefix_in(&reports, "instr-") {
+            if let Err(e) = heap_reports_whole(&p, false) {
+                problems.push(format!("{what}: {e}"));
+            }
+        }
+        println!("{what}: {names:?}, {} instr: lines", lines.len());
+    }
+    assert!(problems.is_empty(), "\n{}", problems.join("\n"));
 }
 
 /// A 64 KB tmpfs, mounted in a private mount namespace (`unshare -m`) so that it disappears with the
