@@ -1,20 +1,68 @@
 #!/bin/bash
-# Installs what building and testing instr needs on a fresh Debian machine (idempotent; run as root).
-# Rust comes from the machine's rustup toolchain. JDKs are discovered under /usr/lib/jvm by the tests.
+# Installs what building, testing and the demo of instr need on a fresh Debian machine (idempotent):
+#   scripts/setup.sh        as root, or as a user with sudo (it re-runs itself through sudo, and only when
+#                           something is missing: a machine already set up needs no root at all)
+#   scripts/setup.sh -n     prints what it would install, installs nothing
+# Rust is not installed here: it comes from the user's rustup toolchain (https://rustup.rs). JDKs are
+# discovered under /usr/lib/jvm by the tests.
 set -euo pipefail
+dry_run=false elevated=false
+for arg in "$@"; do
+  case $arg in
+    -n|--dry-run) dry_run=true ;;
+    --elevated) elevated=true ;; # internal: this is the sudo re-run, whose PATH need not hold cargo
+    *) echo "usage: scripts/setup.sh [-n]" >&2; exit 2 ;;
+  esac
+done
+
+# Checked as the calling user: under sudo, PATH is root's, and rustup's ~/.cargo/bin is seldom on it.
+if ! $elevated && ! command -v cargo >/dev/null 2>&1; then
+  echo "setup.sh: cargo not found on PATH: install Rust with rustup (https://rustup.rs), then run this again" >&2
+  exit 1
+fi
+
+# Every package whose files the tests, the demo or the scripts they call use, and why. Each is looked up
+# with dpkg-query (by package, not command: `kill` is a bash builtin, and a jar is no command at all).
+pkgs=(
+  # javac, java, jar, javap, jimage: agent/build.rs, every test, scripts/demo.sh, scripts/build-api.sh.
+  openjdk-17-jdk-headless
+  # lib/src.zip of JDK 17: the javac workload of ../shared/workloads (tests/workloads.rs) compiles it.
+  # It must match the installed JDK, so installing it may upgrade openjdk-17-* to the newest 17.0.x.
+  openjdk-17-source
+  # unzip: the javac workload extracts src.zip with it.
+  unzip
+  # gcc and libc headers: the JNI library of tests/agent.rs (JNI AllocObject), and Rust's linker.
+  gcc libc6-dev
+  # python3: parses the XML trace in tests/monitors.rs; bench/agent-bench.sh sums calls with it.
+  python3
+  # kill(1) (not the shell builtin): SIGQUIT and watchdog kills in tests/agent.rs and tests/monitors.rs.
+  procps
+  # nm: the coming test of the symbols libinstr.so exports (issue 14).
+  binutils
+  # The jars of the workload kit: tests/probes.rs rewrites every class in them with every probe, and
+  # tests/workloads.rs runs h2, lucene, xalan, fop and sunflow (install.sh of the kit lists the same).
+  libasm-java libh2-java liblucene8-java libxalan2-java fop libbatik-java libsunflow-java
+  libjavassist-java libbcel-java libbyte-buddy-java
+  # JUnit 5 (junit-platform-console-standalone.jar): examples/junit and its test in tests/calls.rs.
+  junit5
+)
 need=()
-command -v javac >/dev/null 2>&1 || need+=(openjdk-17-jdk-headless)
-# gcc builds the JNI library of tests/agent.rs (JNI AllocObject); python3 parses the XML trace in
-# tests/monitors.rs and sums the calls in bench/agent-bench.sh.
-command -v gcc >/dev/null 2>&1 || need+=(gcc libc6-dev)
-command -v python3 >/dev/null 2>&1 || need+=(python3)
-# The jars of the workload kit: tests/probes.rs verifies every class in them, rewritten with every probe.
-for p in libasm-java libh2-java liblucene8-java libxalan2-java fop libbatik-java libsunflow-java \
-         libjavassist-java libbcel-java libbyte-buddy-java; do
+for p in "${pkgs[@]}"; do
   dpkg-query -W -f='${Status}\n' "$p" 2>/dev/null | grep -q '^install ok installed' || need+=("$p")
 done
-# JUnit 5 (junit-platform-console-standalone.jar): examples/junit and its test in tests/calls.rs.
-dpkg-query -W -f='${Status}\n' junit5 2>/dev/null | grep -q '^install ok installed' || need+=(junit5)
+
+if $dry_run; then
+  echo "would install: ${need[*]:-nothing}"
+  exit 0
+fi
+if [ ${#need[@]} -gt 0 ] && [ "$(id -u)" != 0 ]; then
+  if $elevated || ! command -v sudo >/dev/null 2>&1; then
+    echo "setup.sh: must install ${need[*]} as root: run it as root, or as a user with sudo" >&2
+    exit 1
+  fi
+  echo "setup.sh: installing ${need[*]} through sudo"
+  exec sudo -- "$(readlink -f "${BASH_SOURCE[0]}")" --elevated
+fi
 if [ ${#need[@]} -gt 0 ]; then
   apt-get update -q
   DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends "${need[@]}"

@@ -741,3 +741,38 @@ fn every_probe_everywhere_under_the_agent() {
         }
     }
 }
+
+/// A pending exception survives the agent's callbacks: reflection on a class with a missing dependency
+/// throws the VM's NoClassDefFoundError under the agent exactly as without it (it used to become a
+/// NullPointerException: the VMObjectAlloc callback called Java and then cleared the program's exception).
+#[test]
+fn linkage_errors_reach_the_program_unchanged() {
+    for jdk in jdks() {
+        let classes = compile_agent_programs(&jdk);
+        let mut plain = Command::new(jdk.bin("java"));
+        plain.arg("-cp").arg(&classes).arg("LinkageErrors");
+        let expected = run(&mut plain);
+        check("LinkageErrors without the agent", &expected);
+        let expected = text(&expected.stdout);
+        assert!(expected.contains("NoClassDefFoundError"), "{expected}");
+        for rules in ["default.yaml", "all.yaml"] {
+            let dir = scratch(&format!("linkage-{}-{rules}", jdk.key()));
+            let options = format!(
+                "rules={},file={}",
+                workspace().join("rules").join(rules).display(),
+                dir.join("out").display()
+            );
+            let out = run_with_agent(&jdk, &options, &[], &classes, "LinkageErrors");
+            check(
+                &format!("[{}] LinkageErrors under {rules}", jdk.version),
+                &out,
+            );
+            assert_eq!(
+                text(&out.stdout),
+                expected,
+                "[{}] under {rules} the program saw other exceptions",
+                jdk.version
+            );
+        }
+    }
+}

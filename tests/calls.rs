@@ -618,3 +618,121 @@ fn rules_select_one_package_one_class_one_method() {
         );
     }
 }
+
+/// Runs test-classes/calls/ManyThreads.java (`threads` short threads, `batch` at a time) under `rules`.
+fn run_many_threads(
+    jdk: &Jdk,
+    rules: &str,
+    calls: &str,
+    threads: u32,
+    batch: u32,
+) -> (Value, String) {
+    let classes = compile_programs(jdk);
+    let dir = scratch(&format!("many-threads-{}-{calls}-{threads}", jdk.key()));
+    let rules = workspace().join("test-classes/calls").join(rules);
+    let mut cmd = Command::new(jdk.bin("java"));
+    cmd.arg(format!(
+        "-agentpath:{}=rules={},file={}/out,calls={calls}",
+        agent_lib().display(),
+        rules.display(),
+        dir.display()
+    ))
+    .arg("-cp")
+    .arg(&classes)
+    .arg("ManyThreads")
+    .arg(threads.to_string())
+    .arg(batch.to_string());
+    let out = run(&mut cmd);
+    let what = format!("[{}] ManyThreads {threads} calls={calls}", jdk.version);
+    check(&what, &out);
+    // Nothing dropped and nothing left untimed: every thread had a slot, freed again at its end.
+    assert!(
+        !text(&out.stderr).contains("instr:"),
+        "{what}: agent complained:\n{}",
+        text(&out.stderr)
+    );
+    let json = fs::read_to_string(dir.join("out.json")).expect("report written");
+    (
+        serde_json::from_str(&json).expect("valid JSON"),
+        text(&out.stdout),
+    )
+}
+
+/// The number after `label ` on a line of the program's output.
+fn printed(stdout: &str, label: &str) -> u64 {
+    stdout
+        .lines()
+        .find_map(|l| l.strip_prefix(label)?.trim().parse().ok())
+        .unwrap_or_else(|| panic!("no '{label}' in:\n{stdout}"))
+}
+
+/// Issue 14: calls were lost after about 20,480 threads in one run (the call slots were never reused):
+/// 50,000 threads' calls, counted exactly in both modes, in the report and by instr.Counts' reader.
+#[test]
+fn calls_past_the_thread_tables_are_exact() {
+    for jdk in jdks() {
+        for calls in ["counts", "times"] {
+            let what = format!("[{}] calls={calls}", jdk.version);
+            let (r, stdout) = run_many_threads(&jdk, "many-threads.yaml", calls, 50_000, 8);
+            let task = method(&r["methods"], "ManyThreads", "task");
+            assert_eq!(num(task, "enters"), 50_000, "{what}: {task}");
+            assert_eq!(num(task, "unwinds"), 0, "{what}: {task}");
+            if calls == "times" {
+                assert_eq!(num(task, "exits"), 50_000, "{what}: {task}");
+                assert_eq!(
+                    num(task, "calls"),
+                    50_000,
+                    "{what}: every call timed: {task}"
+                );
+            }
+            assert_eq!(
+                printed(&stdout, "counted"),
+                50_000,
+                "{what}: instr.Counts' sum"
+            );
+            assert_eq!(r["calls"]["dropped_events"], 0, "{what}");
+            assert_eq!(r["calls"]["untimed_thread_events"], 0, "{what}");
+            // The ended threads' counts are one entry, not one per thread.
+            let threads = r["calls"]["threads"].as_array().unwrap();
+            assert!(
+                threads.len() < 50,
+                "{what}: {} thread entries",
+                threads.len()
+            );
+            let ended = threads
+                .iter()
+                .find(|t| t["name"] == "(ended threads)")
+                .unwrap_or_else(|| panic!("{what}: no (ended threads) entry"));
+            let ended_task = method(&ended["methods"], "ManyThreads", "task");
+            assert_eq!(num(ended_task, "calls"), 50_000, "{what}: {ended_task}");
+            println!("{what}: 50000 of 50000 calls");
+        }
+    }
+}
+
+/// Thousands of threads started and ended under call and allocation counting at once (both kinds of rows
+/// are handed over at ThreadEnd): exact counts, and neither table keeps rows for the threads that ended
+/// (docs/ARCHITECTURE.md, "Limits": rows are held by live threads only).
+#[test]
+fn ended_threads_give_back_call_and_allocation_rows() {
+    for jdk in jdks() {
+        let what = format!("[{}] calls and allocations", jdk.version);
+        let (r, stdout) = run_many_threads(&jdk, "many-threads-allocs.yaml", "counts", 2_000, 4);
+        let task = method(&r["methods"], "ManyThreads", "task");
+        assert_eq!(num(task, "enters"), 2_000, "{what}: {task}");
+        assert_eq!(printed(&stdout, "counted"), 2_000, "{what}");
+        let payload = r["classes"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|c| c["class"] == "ManyThreads$Payload")
+            .unwrap_or_else(|| panic!("{what}: no ManyThreads$Payload in the classes"));
+        assert_eq!(num(payload, "instances"), 2_000, "{what}: {payload}");
+        // Only main runs instrumented code when the rows are counted: every worker has ended.
+        for rows in ["call rows held", "allocation rows held"] {
+            let held = printed(&stdout, rows);
+            assert!(held <= 4, "{what}: {rows} {held} after 2,000 threads ended");
+        }
+        println!("{what}: exact, rows of ended threads given back");
+    }
+}

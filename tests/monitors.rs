@@ -636,3 +636,269 @@ fn virtual_threads_where_the_vm_reports_them() {
         println!("[{v}] five virtual threads reported");
     }
 }
+
+/// The GC and OBJECT_FREE elements of a trace, by Python's xml.etree: the GC elements in file order, the
+/// traced `GcStorm$Node` allocations and their frees, and `traceEnd`'s attributes.
+const GC_SUMMARY: &str = r#"
+import collections, json, sys
+import xml.etree.ElementTree as ET
+root = ET.parse(sys.argv[1]).getroot()
+allocs = {e.get("objId"): e.get("className") for e in root if e.tag == "objAlloc"}
+freed = [e.get("objId") for e in root if e.tag == "objFree"]
+print(json.dumps({
+    "root": root.tag, "last": root[-1].tag, "end": root[-1].attrib,
+    "gc": [e.tag for e in root if e.tag in ("gcStart", "gcFinish")],
+    "allocs": len(allocs),
+    "nodes": sum(1 for c in allocs.values() if c == "GcStorm$Node"),
+    "freed": len(freed), "freed_twice": len(freed) - len(set(freed)),
+    "freed_unknown": len(set(freed) - set(allocs)),
+}))
+"#;
+
+/// Runs GcStorm under the trace, with its allocations (`GcStorm`'s) or without any probe, and returns the
+/// trace's summary, the heap report's GC count and the process output. `ring`: the ring's capacity,
+/// through `INSTR_TRACE_RING`; None for the default.
+fn gc_storm(jdk: &Jdk, ring: Option<usize>, allocations: bool) -> (Value, u64, Output) {
+    let v = &jdk.version;
+    let classes = compile_monitor_programs(jdk);
+    let dir = scratch(&format!(
+        "monitors-gcstorm-{}-{ring:?}-{allocations}",
+        jdk.key()
+    ));
+    let rules = dir.join("trace.yaml");
+    let probes = if allocations {
+        "probes: [objects]\nallocations:\n  include: [\"GcStorm\"]\n  depth: 1\n"
+    } else {
+        ""
+    };
+    fs::write(
+        &rules,
+        format!(
+            "{probes}threads:\n  trace:\n    file: \"{}/trace-%p.xml\"\n    allocations: {allocations}\n",
+            dir.display()
+        ),
+    )
+    .unwrap();
+    let mut cmd = java_cmd(
+        jdk,
+        &format!("rules={},file={}/out", rules.display(), dir.display()),
+        &["-Xmx32m"],
+        &classes,
+        "GcStorm",
+    );
+    if let Some(n) = ring {
+        cmd.env("INSTR_TRACE_RING", n.to_string());
+    }
+    let out = run(&mut cmd);
+    check(&format!("[{v}] GcStorm, ring {ring:?}"), &out);
+    assert!(
+        text(&out.stdout).contains("done"),
+        "[{v}] {}",
+        text(&out.stdout)
+    );
+    let trace = fs::read_dir(&dir)
+        .unwrap()
+        .flatten()
+        .map(|e| e.path())
+        .find(|p| p.extension().is_some_and(|x| x == "xml"))
+        .expect("trace written");
+    let py = run(Command::new("python3")
+        .arg("-c")
+        .arg(GC_SUMMARY)
+        .arg(&trace));
+    check(
+        &format!("[{v}] parsing {} with xml.etree", trace.display()),
+        &py,
+    );
+    let s: Value = serde_json::from_str(&text(&py.stdout)).unwrap();
+    assert_eq!(s["root"], "TRACE");
+    assert_eq!(s["last"], "traceEnd", "[{v}] the trace is closed");
+    let report: Value =
+        serde_json::from_str(&fs::read_to_string(dir.join("out.json")).expect("out.json")).unwrap();
+    let collections = report["gc"]["collections"]
+        .as_u64()
+        .expect("gc.collections");
+    (s, collections, out)
+}
+
+fn attr(s: &Value, name: &str) -> u64 {
+    s["end"][name]
+        .as_str()
+        .unwrap_or_else(|| panic!("traceEnd has no {name}: {}", s["end"]))
+        .parse()
+        .unwrap()
+}
+
+/// Many collections from several allocating threads and System.gc(): GC start/finish and OBJECT_FREE go
+/// through the lock-free ring, and the trace has every one of them, paired and in order, with nothing
+/// dropped (fewer traced objects than the ring holds, so none can be).
+#[test]
+fn xml_trace_gc_events_under_allocation_pressure() {
+    for jdk in jdks() {
+        let v = &jdk.version;
+        let (s, collections, out) = gc_storm(&jdk, None, true);
+        let gc: Vec<&str> = arr(&s["gc"]).iter().map(|e| e.as_str().unwrap()).collect();
+        // One VM thread posts them and the ring is first in, first out: strictly alternating.
+        for (i, pair) in gc.chunks(2).enumerate() {
+            assert_eq!(pair, ["gcStart", "gcFinish"], "[{v}] GC pair {i} of {gc:?}");
+        }
+        let pairs = gc.len() as u64 / 2;
+        assert!(pairs >= 41, "[{v}] 41 System.gc() but {pairs} collections");
+        // The heap report also counts collections after the trace closed: reading HeapProxy's tables at
+        // exit allocates large arrays, which in 32 MB collect (the next test compares exactly, without
+        // probes).
+        assert!(
+            pairs <= collections,
+            "[{v}] {pairs} collections traced, {collections} counted"
+        );
+        assert_eq!(s["nodes"], 8000, "[{v}] objAlloc of GcStorm$Node");
+        // The premise of "nothing dropped": every record the ring could ever hold at once fits in it.
+        let records = s["allocs"].as_u64().unwrap() + gc.len() as u64;
+        assert!(
+            records < 16 * 1024,
+            "[{v}] {records} records for a ring of 16384"
+        );
+        let freed = s["freed"].as_u64().unwrap();
+        assert!(freed > 0, "[{v}] no objFree: {s}");
+        assert_eq!(s["freed_twice"], 0, "[{v}] {s}");
+        assert_eq!(s["freed_unknown"], 0, "[{v}] objFree without its objAlloc");
+        for name in [
+            "dropped",
+            "gcStartsDropped",
+            "gcFinishesDropped",
+            "objFreesDropped",
+        ] {
+            assert_eq!(attr(&s, name), 0, "[{v}] traceEnd {name}");
+        }
+        assert!(
+            !text(&out.stderr).contains("dropped"),
+            "[{v}] {}",
+            text(&out.stderr)
+        );
+        println!("[{v}] GcStorm: {pairs} collections, {freed} objFree, nothing dropped");
+    }
+}
+
+/// Tiny rings: GC events and frees that cannot be recorded are counted, not lost. Without probes (no
+/// HeapProxy tables to read at exit, so no collection after the trace closes), recorded plus dropped GC
+/// starts, and finishes, equal the collections the heap report counted on its own; with allocations
+/// traced, frees are dropped and counted too. The drops are in traceEnd and on stderr.
+#[test]
+fn xml_trace_counts_what_a_full_ring_drops() {
+    for jdk in jdks() {
+        let v = &jdk.version;
+        // Two records: a collection and a half. The writer drains every 50 ms and GcStorm collects
+        // several times as often, so starts and finishes are dropped.
+        let (s, collections, out) = gc_storm(&jdk, Some(2), false);
+        let gc: Vec<&str> = arr(&s["gc"]).iter().map(|e| e.as_str().unwrap()).collect();
+        let starts = gc.iter().filter(|&&e| e == "gcStart").count() as u64;
+        let finishes = gc.len() as u64 - starts;
+        let (starts_dropped, finishes_dropped, frees_dropped) = (
+            attr(&s, "gcStartsDropped"),
+            attr(&s, "gcFinishesDropped"),
+            attr(&s, "objFreesDropped"),
+        );
+        assert_eq!(starts + starts_dropped, collections, "[{v}] {}", s["end"]);
+        assert_eq!(
+            finishes + finishes_dropped,
+            collections,
+            "[{v}] {}",
+            s["end"]
+        );
+        assert!(
+            starts_dropped > 0 && finishes_dropped > 0,
+            "[{v}] a 2-record ring dropped no GC event in {collections} collections: {}",
+            s["end"]
+        );
+        assert_eq!(frees_dropped, 0, "[{v}] no object traced: {}", s["end"]);
+        assert_eq!(
+            attr(&s, "dropped"),
+            starts_dropped + finishes_dropped,
+            "[{v}] {}",
+            s["end"]
+        );
+        assert!(
+            text(&out.stderr).contains("instr: the XML trace dropped"),
+            "[{v}] {}",
+            text(&out.stderr)
+        );
+        println!(
+            "[{v}] ring of 2: {collections} collections, {starts_dropped} starts and {finishes_dropped} finishes dropped"
+        );
+
+        let (s, _, out) = gc_storm(&jdk, Some(4), true);
+        let (starts_dropped, finishes_dropped, frees_dropped) = (
+            attr(&s, "gcStartsDropped"),
+            attr(&s, "gcFinishesDropped"),
+            attr(&s, "objFreesDropped"),
+        );
+        assert!(
+            frees_dropped > 0,
+            "[{v}] a 4-record ring dropped no objFree: {}",
+            s["end"]
+        );
+        let freed = s["freed"].as_u64().unwrap();
+        assert!(
+            freed + frees_dropped <= s["allocs"].as_u64().unwrap(),
+            "[{v}] more frees than traced objects: {s}"
+        );
+        assert_eq!(s["freed_unknown"], 0, "[{v}] objFree without its objAlloc");
+        assert_eq!(
+            attr(&s, "dropped"),
+            starts_dropped + finishes_dropped + frees_dropped,
+            "[{v}] {}",
+            s["end"]
+        );
+        assert!(
+            text(&out.stderr).contains("instr: the XML trace dropped"),
+            "[{v}] {}",
+            text(&out.stderr)
+        );
+        println!("[{v}] ring of 4, allocations traced: {freed} objFree, {frees_dropped} dropped");
+    }
+}
+
+/// Issue 14: `threads.json` had two `contended` entries with the same class and stack when the waiters
+/// blocked at two bytecode indexes of one line (the aggregation key held the bytecode index, the report shows
+/// the line). Entries are merged by what the report shows: one entry, all four enters.
+#[test]
+fn contended_entries_are_merged_by_what_the_report_shows() {
+    for jdk in jdks() {
+        for flags in [&[][..], &["-Xint"][..]] {
+            let (r, txt, _) = threads_report(&jdk, "SameLine", "monitors=on,depth=4", flags);
+            let v = &jdk.version;
+            let on_lock: Vec<&Value> = arr(&r["monitors"]["contended"])
+                .iter()
+                .filter(|c| c["class"] == "SameLine$Lock")
+                .collect();
+            assert_eq!(
+                on_lock.len(),
+                1,
+                "[{v}] {flags:?} one entry per class and stack: {on_lock:?}"
+            );
+            let c = on_lock[0];
+            assert_eq!(c["count"], 4, "[{v}] {flags:?} {c}");
+            assert_eq!(frame(&c["stack"], 0), "SameLine.critical", "[{v}] {c}");
+            assert_eq!(frame(&c["stack"], 1), "SameLine$Worker.run", "[{v}] {c}");
+            let waiters = counts(&c["waiters"]);
+            let expected: BTreeSet<(String, u64)> =
+                (0..4).map(|i| (format!("worker-{i}"), 1)).collect();
+            assert_eq!(waiters, expected, "[{v}] waiters");
+            // No two entries anywhere in the report show the same class and stack.
+            let mut seen = BTreeSet::new();
+            for c in arr(&r["monitors"]["contended"]) {
+                let key = format!("{} {}", c["class"], c["stack"]);
+                assert!(
+                    seen.insert(key.clone()),
+                    "[{v}] {flags:?} duplicate entry {key}"
+                );
+            }
+            assert_eq!(
+                txt.matches("SameLine$Lock (Java)").count(),
+                1,
+                "[{v}] {txt}"
+            );
+            println!("[{v}] {flags:?}: 4 contended enters on SameLine$Lock in one entry");
+        }
+    }
+}

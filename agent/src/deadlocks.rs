@@ -10,21 +10,18 @@
 //! ReentrantReadWriteLock). Read locks, semaphores and latches have no owner and make no edge. Threads
 //! are not suspended: a cycle is reported only when two snapshots taken one after the other both have it.
 
-// Object handles are opaque and only passed back to the VM (see jni.rs).
-#![allow(clippy::not_unsafe_ptr_arg_deref)]
 use std::collections::BTreeSet;
 use std::fmt::Write as _;
-use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Condvar, Mutex, OnceLock};
 use std::time::Duration;
 
-use jni_sys::{jobject, jvalue, JNIEnv};
+use jni_sys::{jobject, jvalue};
 use serde_json::{json, Value};
 
 use crate::jni::Jni;
-use crate::jvmti::{Env, FrameInfo};
-use crate::jvmti_ext::{state, AgentThreadFn};
+use crate::jvmti::FrameInfo;
+use crate::jvmti_ext::state;
 use crate::monitor_report::frame_json;
 use crate::monitors::class_of;
 use crate::report::{write_reports, FrameResolver, ResolvedFrame};
@@ -102,14 +99,11 @@ pub fn reported_cycles() -> Vec<Cycle> {
     lock(&watcher().reported).1.clone()
 }
 
-/// # Safety
-/// Called by the JVM (SIGQUIT, `jcmd PID JVMTI.data_dump`).
-pub unsafe extern "system" fn data_dump_request(_: Env) {
-    let _ = catch_unwind(|| {
-        let w = watcher();
-        lock(&w.wake).0 = true;
-        w.cv.notify_all();
-    });
+/// SIGQUIT or `jcmd PID JVMTI.data_dump` (lib.rs dispatches the event here and to the reports).
+pub fn data_dump_request() {
+    let w = watcher();
+    lock(&w.wake).0 = true;
+    w.cv.notify_all();
 }
 
 pub fn start_watcher(p: &Profiler, jni: Jni) {
@@ -117,8 +111,7 @@ pub fn start_watcher(p: &Profiler, jni: Jni) {
         eprintln!("instr: cannot create the monitor watcher thread; no monitor dumps");
         return;
     };
-    if p.jvmti
-        .run_agent_thread(thread, watcher_main as AgentThreadFn, 5)
+    if crate::ffi::events::run_agent_thread(p.jvmti, thread, watcher_main, 5)
         != crate::jvmti::ERROR_NONE
     {
         eprintln!("instr: cannot start the monitor watcher thread; no monitor dumps");
@@ -132,11 +125,10 @@ pub fn stop_watcher() {
     w.cv.notify_all();
 }
 
-unsafe extern "system" fn watcher_main(_: Env, env: *mut JNIEnv, _: *mut std::ffi::c_void) {
-    let _ = catch_unwind(AssertUnwindSafe(|| {
+fn watcher_main(jni: Jni) {
+    {
         let w = watcher();
         w.running.store(true, Ordering::Release);
-        let jni = Jni(env);
         while let Some(p) = profiler() {
             let period = if p.rules.watch_ms > 0 {
                 Duration::from_millis(p.rules.watch_ms as u64)
@@ -163,7 +155,7 @@ unsafe extern "system" fn watcher_main(_: Env, env: *mut JNIEnv, _: *mut std::ff
             }
         }
         w.running.store(false, Ordering::Release);
-    }));
+    }
 }
 
 /// Takes a snapshot and looks for deadlocks. `always`: write the dump even when no new cycle is found.

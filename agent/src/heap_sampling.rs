@@ -5,30 +5,17 @@
 //! numbered by tagging their mirrors, so that a class costs a signature lookup only the first time it
 //! is sampled.
 
-// Object handles are opaque and only passed back to the VM (see jni.rs).
-#![allow(clippy::not_unsafe_ptr_arg_deref)]
-use std::panic::{catch_unwind, AssertUnwindSafe};
+use jni_sys::{jclass, jlong, jobject};
 
-use jni_sys::{jclass, jlong, jobject, JNIEnv};
-
-use crate::jvmti::{jthread, Env, ERROR_NONE};
+use crate::jni::Jni;
+use crate::jvmti::{jthread, ERROR_NONE};
 use crate::live::{self, Live, Owner, Sampling};
 use crate::report::java_name;
 use crate::state::{agent, Agent};
 
-/// JVMTI SampledObjectAlloc callback.
-///
-/// # Safety
-/// Called by the VM with valid object and class handles, on the allocating thread.
-pub unsafe extern "system" fn sampled_object_alloc(
-    _jvmti: Env,
-    _env: *mut JNIEnv,
-    _thread: jthread,
-    object: jobject,
-    class: jclass,
-    size: jlong,
-) {
-    let _ = catch_unwind(AssertUnwindSafe(|| {
+/// JVMTI SampledObjectAlloc, on the allocating thread.
+pub fn sampled_object_alloc(_: Jni, _thread: jthread, object: jobject, class: jclass, size: jlong) {
+    {
         let Some(a) = agent() else { return };
         if let Some(stacks) = &a.sampled_stacks {
             stacks.sample(a.jvmti, size);
@@ -47,7 +34,7 @@ pub unsafe extern "system" fn sampled_object_alloc(
         if a.jvmti.set_tag(object, tag) == ERROR_NONE {
             live.tagged(tag);
         }
-    }));
+    }
 }
 
 /// The number of `class`, from its mirror's tag, or given now. Two threads sampling a new class at

@@ -2,60 +2,21 @@
 //! returned untouched, without a copy; a class that cannot be rewritten loads unchanged and is reported
 //! once; no panic reaches the VM.
 
-use std::ffi::{c_char, c_uchar, CStr};
-use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::atomic::Ordering;
 
+use crate::state::{agent, lock, Agent};
+use instr_rewriter::classfile::ClassFile;
 use instr_rewriter::probes::exclusions::class_never_instrumented;
 use instr_rewriter::probes::{Flavour, Instrumenter, Selection};
 use instr_rewriter::{rewrite, Options};
-use jni_sys::{jclass, jint, jobject, JNIEnv};
 
-use crate::jvmti::Env;
-use crate::state::{agent, lock, Agent};
-
-/// # Safety
-/// Called by the JVM with the arguments of the ClassFileLoadHook event.
-#[allow(clippy::too_many_arguments)]
-pub unsafe extern "system" fn class_file_load_hook(
-    _jvmti: Env,
-    _jni: *mut JNIEnv,
-    _redefined: jclass,
-    _loader: jobject,
-    name: *const c_char,
-    _protection_domain: jobject,
-    data_len: jint,
-    data: *const c_uchar,
-    new_data_len: *mut jint,
-    new_data: *mut *mut c_uchar,
-) {
-    let _ = catch_unwind(AssertUnwindSafe(|| {
-        let Some(a) = agent() else { return };
-        if data.is_null() || data_len <= 0 {
-            return;
-        }
-        // SAFETY: the VM passes a NUL-terminated internal name (or null) and `data_len` readable bytes.
-        let name = if name.is_null() {
-            &[][..]
-        } else {
-            unsafe { CStr::from_ptr(name) }.to_bytes()
-        };
-        if !wanted(a, name) {
-            return;
-        }
-        let bytes = unsafe { std::slice::from_raw_parts(data, data_len as usize) };
-        if let Some(out) = instrument(a, name, bytes) {
-            let Some(mem) = a.jvmti.allocate(out.len() as i64) else {
-                return;
-            };
-            // SAFETY: `mem` has room for `out.len()` bytes; JVMTI takes ownership of it.
-            unsafe {
-                std::ptr::copy_nonoverlapping(out.as_ptr(), mem, out.len());
-                *new_data_len = out.len() as jint;
-                *new_data = mem;
-            }
-        }
-    }));
+/// ClassFileLoadHook: the rewritten class, or None to load it as it is.
+pub fn class_file_load_hook(name: &[u8], bytes: &[u8]) -> Option<Vec<u8>> {
+    let a = agent()?;
+    if !wanted(a, name) {
+        return None;
+    }
+    instrument(a, name, bytes)
 }
 
 /// The check made before touching the bytes: most classes of a selective rules file stop here.
@@ -82,20 +43,29 @@ fn instrument(a: &Agent, name: &[u8], bytes: &[u8]) -> Option<Vec<u8>> {
     match rewrite(bytes, &edit, Options::default()) {
         Ok(r) => {
             for w in &r.warnings {
-                report_once(a, name, w);
+                report_once(a, name, bytes, w);
             }
             r.bytes
         }
         Err(e) => {
-            report_once(a, name, &format!("{e}; loaded unchanged"));
+            report_once(a, name, bytes, &format!("{e}; loaded unchanged"));
             None
         }
     }
 }
 
-fn report_once(a: &Agent, name: &[u8], message: &str) {
-    let class = String::from_utf8_lossy(name).into_owned();
-    if lock(&a.failed).insert(class.clone()) {
+/// One line per class and problem. A class defined without a name (`defineClass(null, ...)`) is named
+/// from its own bytes where they can be read, so that each such class gets its own line.
+fn report_once(a: &Agent, name: &[u8], bytes: &[u8], message: &str) {
+    let class = if name.is_empty() {
+        match ClassFile::read(bytes) {
+            Ok(c) => String::from_utf8_lossy(c.name()).into_owned(),
+            Err(_) => format!("a class defined without a name ({} bytes)", bytes.len()),
+        }
+    } else {
+        String::from_utf8_lossy(name).into_owned()
+    };
+    if lock(&a.failed).insert(format!("{class}\n{message}")) {
         eprintln!("instr: {class}: {message}");
     }
 }

@@ -12,13 +12,12 @@
 //! * VM_DEATH: read the counters back and write the reports (`report.rs`).
 
 pub mod calls;
+pub mod class_index;
 pub mod deadlocks;
+pub mod event_ring;
+pub mod ffi;
 pub mod heap_sampling;
 pub mod hook;
-pub mod jni;
-pub mod jni_ext;
-pub mod jvmti;
-pub mod jvmti_ext;
 pub mod live;
 pub mod method_report;
 pub mod monitor_report;
@@ -35,23 +34,24 @@ pub mod threads;
 pub mod vm_allocations;
 pub mod xml_trace;
 
-use std::ffi::{c_char, c_void, CStr};
-use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::atomic::Ordering;
 use std::sync::OnceLock;
 use std::time::Instant;
 
 use instr_rewriter::probes::CallProbes;
-use jni_sys::{jint, jvalue, JNIEnv, JavaVM, JNI_ERR, JNI_OK};
-
-use crate::jvmti::jthread;
+use jni_sys::{jint, jvalue};
 
 /// The rewriter the agent runs in ClassFileLoadHook.
 pub use instr_rewriter as rewriter;
 
+// The FFI layer's modules, under the names the rest of the agent has always used.
+pub use ffi::{jni, jni_ext, jvmti, jvmti_ext};
+
+use crate::ffi::events::Handlers;
+use crate::ffi::java_vm::{GlobalRef, JavaVm};
 use crate::jni::Jni;
-use crate::jvmti::{capability, event, Capabilities, Env, EventCallbacks, Jvmti, ENABLE};
-use crate::state::{agent, install, lock, Agent, GlobalRef};
+use crate::jvmti::{capability, event, jthread, Capabilities, ENABLE};
+use crate::state::{agent, install, lock, Agent};
 
 /// java/HeapProxy/java/lang/HeapProxy.java, compiled by build.rs.
 static HEAP_PROXY_CLASS: &[u8] = include_bytes!(concat!(
@@ -83,35 +83,9 @@ fn since_load() -> u64 {
     START.get_or_init(Instant::now).elapsed().as_nanos() as u64
 }
 
-/// # Safety
-/// Called by the JVM with a valid `JavaVM` and a NUL-terminated option string (or null).
-#[no_mangle]
-pub unsafe extern "system" fn Agent_OnLoad(
-    vm: *mut JavaVM,
-    options: *mut c_char,
-    _reserved: *mut c_void,
-) -> jint {
-    let options = if options.is_null() {
-        String::new()
-    } else {
-        unsafe { CStr::from_ptr(options) }
-            .to_string_lossy()
-            .into_owned()
-    };
-    match catch_unwind(AssertUnwindSafe(|| unsafe { load(vm, &options) })) {
-        Ok(Ok(())) => JNI_OK,
-        Ok(Err(message)) => {
-            eprintln!("instr: {message}");
-            JNI_ERR
-        }
-        Err(_) => {
-            eprintln!("instr: internal error while loading; the VM is not started");
-            JNI_ERR
-        }
-    }
-}
-
-unsafe fn load(vm: *mut JavaVM, options: &str) -> Result<(), String> {
+/// The agent's set-up, from `Agent_OnLoad` (ffi/java_vm.rs): an error refuses to start the VM with its
+/// message as one `instr:` line.
+pub fn load(vm: JavaVm, options: &str) -> Result<(), String> {
     let settings = match options::parse(options)? {
         options::Parsed::Help => {
             println!("{}", options::HELP);
@@ -129,12 +103,7 @@ unsafe fn load(vm: *mut JavaVM, options: &str) -> Result<(), String> {
     check_output_writable(&rules.output_path(std::process::id()))?;
     threads::check_outputs(&rules)?;
 
-    let mut env: *mut c_void = std::ptr::null_mut();
-    let rc = unsafe { ((**vm).GetEnv.unwrap())(vm, &mut env, jvmti::VERSION_1_2) };
-    if rc != JNI_OK || env.is_null() {
-        return Err(format!("JVMTI 1.2 is not available (GetEnv returned {rc})"));
-    }
-    let jvmti = Jvmti(env as Env);
+    let jvmti = vm.jvmti()?;
     let live_caps: &[u32] = match live_sampling {
         None => &[],
         Some(live::Sampling::Every(_)) => &[
@@ -206,7 +175,7 @@ unsafe fn load(vm: *mut JavaVM, options: &str) -> Result<(), String> {
     since_load();
     install(Agent {
         jvmti,
-        java_vm: state::JavaVm(vm),
+        java_vm: vm,
         rules,
         live_every,
         live: live_sampling.map(|s| live::Live::new(s, MAX_SITES as usize, CLASS_SLOTS as usize)),
@@ -223,7 +192,7 @@ unsafe fn load(vm: *mut JavaVM, options: &str) -> Result<(), String> {
         engaged: Default::default(),
         proxy: Default::default(),
         calls_proxy: Default::default(),
-        instance_sizes: Default::default(),
+        class_index: std::sync::Mutex::new(class_index::ClassIndex::new(CLASS_SLOTS as usize)),
         stacks: Default::default(),
         early_probes: Default::default(),
         vm_allocators: Default::default(),
@@ -231,36 +200,24 @@ unsafe fn load(vm: *mut JavaVM, options: &str) -> Result<(), String> {
         failed: Default::default(),
         gc: Default::default(),
     });
-    let mut callbacks = EventCallbacks::default();
-    callbacks.set(event::VM_START, vm_start as jvmti::VmStartFn);
-    callbacks.set(event::VM_INIT, vm_init as jvmti::VmInitFn);
-    callbacks.set(event::VM_DEATH, vm_death as jvmti::VmDeathFn);
-    callbacks.set(
-        event::CLASS_FILE_LOAD_HOOK,
-        hook::class_file_load_hook as jvmti::ClassFileLoadHookFn,
-    );
-    callbacks.set(event::GARBAGE_COLLECTION_START, gc_start as jvmti::GcFn);
-    callbacks.set(event::GARBAGE_COLLECTION_FINISH, gc_finish as jvmti::GcFn);
-    callbacks.set(
-        event::OBJECT_FREE,
-        object_free::object_free as jvmti::ObjectFreeFn,
-    );
-    callbacks.set(event::DATA_DUMP_REQUEST, data_dump_request as jvmti::GcFn);
-    callbacks.set(event::THREAD_END, thread_end as jvmti_ext::ThreadFn);
-    callbacks.set(
-        event::VM_OBJECT_ALLOC,
-        vm_allocations::vm_object_alloc as jvmti::VmObjectAllocFn,
-    );
-    callbacks.set(
-        event::SAMPLED_OBJECT_ALLOC,
-        heap_sampling::sampled_object_alloc as jvmti::VmObjectAllocFn,
-    );
+    let mut handlers = Handlers {
+        vm_start: Some(vm_start),
+        vm_init: Some(vm_init),
+        vm_death: Some(vm_death),
+        class_file_load_hook: Some(hook::class_file_load_hook),
+        gc_start: Some(gc_start),
+        gc_finish: Some(gc_finish),
+        object_free: Some(object_free::object_free),
+        data_dump_request: Some(data_dump_request),
+        thread_end: Some(thread_end),
+        vm_object_alloc: Some(vm_allocations::vm_object_alloc),
+        sampled_object_alloc: Some(heap_sampling::sampled_object_alloc),
+        ..Handlers::default()
+    };
     if let Some(a) = agent() {
-        threads::install(jvmti, &a.rules, &caps, &mut callbacks);
+        threads::install(jvmti, &a.rules, &caps, &mut handlers);
     }
-    if jvmti.set_event_callbacks(&callbacks) != jvmti::ERROR_NONE {
-        return Err("SetEventCallbacks failed".into());
-    }
+    ffi::events::install(jvmti, handlers)?;
     if live_sampling.is_some()
         && jvmti.set_event_notification_mode(event::OBJECT_FREE, ENABLE) != jvmti::ERROR_NONE
     {
@@ -312,10 +269,9 @@ fn check_output_writable(prefix: &str) -> Result<(), String> {
     written.map_err(|e| format!("cannot write reports to {prefix}.json: {e}"))
 }
 
-unsafe extern "system" fn vm_start(_jvmti: Env, env: *mut JNIEnv) {
-    let _ = catch_unwind(AssertUnwindSafe(|| {
+fn vm_start(jni: Jni) {
+    {
         let Some(a) = agent() else { return };
-        let jni = Jni(env);
         // Early VM_START: no bytecode has run yet. An exception raised now would be fatal, so every call
         // clears what it raises.
         match jni.define_boot_class("java/lang/HeapProxy", HEAP_PROXY_CLASS) {
@@ -334,15 +290,14 @@ unsafe extern "system" fn vm_start(_jvmti: Env, env: *mut JNIEnv) {
             Some(c) => *lock(&a.calls_proxy) = Some(GlobalRef(jni.new_global(c))),
             None => eprintln!("instr: cannot define java.lang.HeapProxyCalls; no call counts"),
         }
-    }));
+    }
 }
 
-unsafe extern "system" fn vm_init(_jvmti: Env, env: *mut JNIEnv, _thread: jthread) {
-    let _ = catch_unwind(AssertUnwindSafe(|| {
-        threads::vm_init(Jni(env));
+fn vm_init(jni: Jni, _thread: jthread) {
+    {
+        threads::vm_init(jni);
         let Some(a) = agent() else { return };
         let Some(proxy) = *lock(&a.proxy) else { return };
-        let jni = Jni(env);
         let (header, reference) = array_layout(a, jni);
         let Some(offsets) = element_offsets(jni) else {
             eprintln!("instr: cannot read the array layout from jdk.internal.misc.Unsafe; nothing will be counted");
@@ -416,7 +371,7 @@ unsafe extern "system" fn vm_init(_jvmti: Env, env: *mut JNIEnv, _thread: jthrea
         } else {
             eprintln!("instr: HeapProxy.engage failed; nothing will be counted");
         }
-    }));
+    }
 }
 
 /// Unsafe's base offset and index scale of `long[]`, `Object[]` and `int[]`, for HeapProxy's atomics.
@@ -466,47 +421,45 @@ fn array_layout(a: &Agent, jni: Jni) -> (i64, jint) {
     (header, reference)
 }
 
-unsafe extern "system" fn vm_death(_jvmti: Env, env: *mut JNIEnv) {
-    let _ = catch_unwind(AssertUnwindSafe(|| {
-        threads::vm_death(Jni(env));
-        let Some(a) = agent() else { return };
-        // Without HeapProxy (no probe selected) the report still has the GC summary, and empty tables.
-        let proxy = lock(&a.proxy).map_or(std::ptr::null_mut(), |p| p.0);
-        report::write_all(a, Jni(env), proxy, report::When::AtExit);
-    }));
+fn vm_death(jni: Jni) {
+    threads::vm_death(jni);
+    let Some(a) = agent() else { return };
+    // Without HeapProxy (no probe selected) the report still has the GC summary, and empty tables.
+    let proxy = lock(&a.proxy).map_or(std::ptr::null_mut(), |p| p.0);
+    report::write_all(a, jni, proxy, report::When::AtExit);
 }
 
 /// SIGQUIT or `jcmd <pid> JVMTI.data_dump`: the reports as they are now, while the program runs on,
 /// and, with the thread profiler, a monitor dump and deadlock check (deadlocks.rs).
-unsafe extern "system" fn data_dump_request(jvmti: Env) {
-    unsafe { deadlocks::data_dump_request(jvmti) };
-    let _ = catch_unwind(AssertUnwindSafe(|| {
-        let Some(a) = agent() else { return };
-        if !a.engaged.load(Ordering::Acquire) {
-            return;
-        }
-        let Some(proxy) = *lock(&a.proxy) else { return };
-        // Sent on the signal dispatcher or attach listener thread: Java threads, attached already.
-        let Some(env) = a.java_vm.env() else { return };
-        report::write_all(a, Jni(env), proxy.0, report::When::OnDemand);
-    }));
+fn data_dump_request() {
+    deadlocks::data_dump_request();
+    let Some(a) = agent() else { return };
+    if !a.engaged.load(Ordering::Acquire) {
+        return;
+    }
+    let Some(proxy) = *lock(&a.proxy) else { return };
+    // Sent on the signal dispatcher or attach listener thread: Java threads, attached already.
+    let Some(jni) = a.java_vm.jni() else { return };
+    report::write_all(a, jni, proxy.0, report::When::OnDemand);
 }
 
 /// ThreadEnd, on the ending thread: the thread profiler's record, then the thread's allocation rows.
-unsafe extern "system" fn thread_end(_jvmti: Env, env: *mut JNIEnv, thread: jthread) {
-    threads::thread_ended(env, thread);
-    let _ = catch_unwind(AssertUnwindSafe(|| thread_rows::thread_ended(env)));
+fn thread_end(jni: Jni, thread: jthread) {
+    threads::thread_ended(jni, thread);
+    thread_rows::thread_ended(jni);
 }
 
-unsafe extern "system" fn gc_start(_jvmti: Env) {
-    // VM thread, at a safepoint: no JNI, no locks a Java thread could hold.
+// GC start/finish run on the VM thread inside the pause (docs/ARCHITECTURE.md, "Callback contexts"):
+// atomics, clock reads and the trace's lock-free ring only. No JNI, no JVMTI, no allocation, and no lock,
+// since a Java thread holding one may be waiting for this very safepoint.
+fn gc_start() {
     if let Some(a) = agent() {
         a.gc.started.store(since_load(), Ordering::Relaxed);
     }
     xml_trace::gc(true);
 }
 
-unsafe extern "system" fn gc_finish(_jvmti: Env) {
+fn gc_finish() {
     if let Some(a) = agent() {
         let pause = since_load().saturating_sub(a.gc.started.load(Ordering::Relaxed));
         a.gc.count.fetch_add(1, Ordering::Relaxed);

@@ -10,7 +10,7 @@
 use std::collections::{BTreeMap, HashMap};
 use std::fmt::Write as _;
 
-use jni_sys::{jlong, jobject};
+use jni_sys::jobject;
 use serde_json::{json, Value};
 
 use crate::jni::Jni;
@@ -138,18 +138,7 @@ pub struct Calls {
 }
 
 fn long_region(jni: Jni, array: jobject, len: usize) -> Vec<i64> {
-    if array.is_null() {
-        return Vec::new();
-    }
-    let n = (jni.array_length(array).max(0) as usize).min(len);
-    let mut v = vec![0 as jlong; n];
-    // SAFETY: `array` is a live long[] reference of at least `n` elements.
-    unsafe {
-        let env = jni.0;
-        ((**env).GetLongArrayRegion.unwrap())(env, array, 0, n as i32, v.as_mut_ptr());
-    }
-    jni.clear_exception();
-    v
+    jni.long_region(array, len)
 }
 
 fn static_array(jni: Jni, class: jobject, name: &str, sig: &str) -> jobject {
@@ -161,54 +150,25 @@ fn static_array(jni: Jni, class: jobject, name: &str, sig: &str) -> jobject {
 
 /// `Thread.name` and `Thread.tid`, read as fields so that no Java code runs (JDK 17 and 25 both have them).
 fn thread_identity(jni: Jni, thread: jobject) -> (String, i64) {
-    // SAFETY: plain JNI field reads on a live java.lang.Thread reference.
-    unsafe {
-        let env = jni.0;
-        let class = ((**env).GetObjectClass.unwrap())(env, thread);
-        let Some(thread_class) = jni.find_class("java/lang/Thread") else {
-            return ("?".into(), -1);
-        };
-        jni.delete_local(class);
-        let name_field = ((**env).GetFieldID.unwrap())(
-            env,
-            thread_class,
-            c"name".as_ptr(),
-            c"Ljava/lang/String;".as_ptr(),
-        );
-        let name = if name_field.is_null() {
-            jni.clear_exception();
-            "?".to_string()
-        } else {
-            let s = ((**env).GetObjectField.unwrap())(env, thread, name_field);
-            let chars = if s.is_null() {
-                std::ptr::null()
-            } else {
-                ((**env).GetStringUTFChars.unwrap())(env, s, std::ptr::null_mut())
-            };
-            let out = if chars.is_null() {
-                "?".to_string()
-            } else {
-                let t = std::ffi::CStr::from_ptr(chars)
-                    .to_string_lossy()
-                    .into_owned();
-                ((**env).ReleaseStringUTFChars.unwrap())(env, s, chars);
-                t
-            };
+    let Some(thread_class) = jni.find_class("java/lang/Thread") else {
+        return ("?".into(), -1);
+    };
+    let name = jni
+        .field(thread_class, "name", "Ljava/lang/String;")
+        .and_then(|f| jni.object_field(thread, f))
+        .map(|s| {
+            let name = jni.string(s);
             jni.delete_local(s);
-            out
-        };
-        let tid_field =
-            ((**env).GetFieldID.unwrap())(env, thread_class, c"tid".as_ptr(), c"J".as_ptr());
-        let tid = if tid_field.is_null() {
-            jni.clear_exception();
-            -1
-        } else {
-            ((**env).GetLongField.unwrap())(env, thread, tid_field)
-        };
-        jni.delete_local(thread_class);
-        jni.clear_exception();
-        (name, tid)
-    }
+            name
+        })
+        .flatten()
+        .unwrap_or_else(|| "?".to_string());
+    let tid = jni
+        .field(thread_class, "tid", "J")
+        .map_or(-1, |f| jni.long_field(thread, f));
+    jni.delete_local(thread_class);
+    jni.clear_exception();
+    (name, tid)
 }
 
 /// Reads every counter and, in times mode, every thread's tree.
@@ -227,6 +187,10 @@ pub fn collect(a: &Agent, jni: Jni) -> Calls {
         return calls;
     };
     let class = class.0;
+    // Held while reading, as HeapProxyCalls' own readers do: a thread that ends meanwhile moves its counts to
+    // slot 0 under this lock, so each is read exactly once.
+    let lock_object = static_array(jni, class, "LOCK", "[J");
+    let locked = !lock_object.is_null() && monitor(jni, lock_object, true);
     calls.dropped = jni.static_longs(class, "dropped");
     let owners = static_array(jni, class, "owners", "[Ljava/lang/Thread;");
     let rows = ["enters", "unwinds"].map(|name| static_array(jni, class, name, "[[J"));
@@ -236,11 +200,22 @@ pub fn collect(a: &Agent, jni: Jni) -> Calls {
     if !owners.is_null() && rows.iter().all(|t| !t.is_null()) {
         for slot in 0..jni.array_length(owners) {
             let owner = jni.object_array_element(owners, slot);
-            if owner.is_null() {
+            let (name, tid) = if !owner.is_null() {
+                let identity = thread_identity(jni, owner);
+                jni.delete_local(owner);
+                identity
+            } else if slot == 0 {
+                // Slot 0 is no thread's: the rows and merged tree of the threads that ended (if any did).
+                let row = jni.object_array_element(rows[0], 0);
+                let held = !row.is_null();
+                jni.delete_local(row);
+                if !held {
+                    continue;
+                }
+                (ENDED_THREADS.to_string(), 0)
+            } else {
                 continue;
-            }
-            let (name, tid) = thread_identity(jni, owner);
-            jni.delete_local(owner);
+            };
             let element = |table: jobject, len: usize| {
                 let row = jni.object_array_element(table, slot);
                 let values = long_region(jni, row, len);
@@ -281,11 +256,76 @@ pub fn collect(a: &Agent, jni: Jni) -> Calls {
             });
         }
     }
+    // Threads that had no slot counted in the shared pages (atomic adds), untimed: exact all the same.
+    let shared = ["sharedEnters", "sharedUnwinds", "sharedExits"]
+        .map(|name| flat_pages(jni, static_array(jni, class, name, "[[J")));
+    let mut slotless: BTreeMap<u32, Counts> = BTreeMap::new();
+    let at = |row: &[i64], id: usize| row.get(id).copied().unwrap_or(0).max(0) as u64;
+    for id in 1..shared.iter().map(Vec::len).max().unwrap_or(0) {
+        let k = Counts {
+            enters: at(&shared[0], id),
+            exits: at(&shared[2], id),
+            unwinds: at(&shared[1], id),
+        };
+        if k.enters + k.exits + k.unwinds > 0 {
+            slotless.insert(id as u32, k);
+        }
+    }
+    if !slotless.is_empty() {
+        for (&id, k) in &slotless {
+            calls.counts.entry(id).or_default().add(k);
+        }
+        calls.thread_counts.push(ThreadCounts {
+            name: SLOTLESS_THREADS.to_string(),
+            tid: -1,
+            counts: slotless,
+        });
+    }
+    if locked {
+        monitor(jni, lock_object, false);
+    }
+    jni.delete_local(lock_object);
     calls.names = names.short;
     for o in rows.into_iter().chain(trees).chain([owners]) {
         jni.delete_local(o);
     }
+    calls.warn();
     calls
+}
+
+/// The `threads` entry of the threads that ended: their counts and, in times mode, their trees merged.
+pub const ENDED_THREADS: &str = "(ended threads)";
+/// The `threads` entry of the calls of threads that had no slot: counted exactly, not timed.
+pub const SLOTLESS_THREADS: &str = "(threads without a slot)";
+
+/// JNI MonitorEnter (`enter`) or MonitorExit on `o`; false if it failed.
+fn monitor(jni: Jni, o: jobject, enter: bool) -> bool {
+    jni.monitor(o, enter)
+}
+
+/// A `long[][]` of pages of equal length (null pages: zeros) as one vector, by page order.
+fn flat_pages(jni: Jni, pages: jobject) -> Vec<i64> {
+    let mut out = Vec::new();
+    if pages.is_null() {
+        return out;
+    }
+    let mut width = 0;
+    for p in 0..jni.array_length(pages) {
+        let page = jni.object_array_element(pages, p);
+        if page.is_null() {
+            continue;
+        }
+        let values = long_region(jni, page, usize::MAX);
+        jni.delete_local(page);
+        width = width.max(values.len());
+        let start = p as usize * width;
+        if out.len() < start + values.len() {
+            out.resize(start + values.len(), 0);
+        }
+        out[start..start + values.len()].copy_from_slice(&values);
+    }
+    jni.delete_local(pages);
+    out
 }
 
 /// One thread's tree -> per-method times and edges (and its collapsed stacks into `stacks`).
@@ -493,7 +533,37 @@ fn counted_only(a: &Agent, id: u32) -> bool {
     a.ids.method(id).is_some_and(|m| m.counted_only)
 }
 
+/// Each warning of `Calls::warn` is printed at most once per run (reports may be written several times).
+static WARNED: [std::sync::atomic::AtomicBool; 3] =
+    [const { std::sync::atomic::AtomicBool::new(false) }; 3];
+
 impl Calls {
+    /// One `instr:` line on stderr for what the counters could not take exactly as asked: events not counted
+    /// at all, and in times mode calls counted but not timed.
+    fn warn(&self) {
+        let dropped = |i: usize| self.dropped.get(i).copied().unwrap_or(0);
+        let once = |i: usize| !WARNED[i].swap(true, std::sync::atomic::Ordering::Relaxed);
+        if dropped(0) > 0 && once(0) {
+            eprintln!(
+                "instr: {} method-probe events had a method id out of range and were not counted (dropped_events)",
+                dropped(0)
+            );
+        }
+        if self.times && dropped(1) > 0 && once(1) {
+            eprintln!(
+                "instr: {} call events of threads without a call slot (not yet given an id, or more alive at once than the slots) \
+                 were counted exactly but not timed (untimed_thread_events; \"{SLOTLESS_THREADS}\")",
+                dropped(1)
+            );
+        }
+        if self.times && dropped(2) > 0 && once(2) {
+            eprintln!(
+                "instr: {} call paths beyond the call-tree limit were counted exactly but not timed",
+                dropped(2)
+            );
+        }
+    }
+
     /// The counted-only methods a thread called, for its entry in times mode's `threads`.
     fn counted_only_calls<'s>(
         &'s self,

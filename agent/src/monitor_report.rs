@@ -62,6 +62,31 @@ struct ClassTotals {
     timed_out: u64,
 }
 
+/// What the report shows of a frame (class, method, descriptor, file, line): the key entries merge by.
+type FrameShown = (String, String, String, Option<String>, Option<i64>);
+
+fn shown(frames: &[ResolvedFrame]) -> Vec<FrameShown> {
+    frames
+        .iter()
+        .map(|f| {
+            (
+                f.class.clone(),
+                f.method.clone(),
+                f.descriptor.clone(),
+                f.file.clone(),
+                f.line,
+            )
+        })
+        .collect()
+}
+
+/// Adds per-thread counts (owners or waiters) into `into`.
+fn add_names(into: &mut BTreeMap<String, u64>, from: &BTreeMap<String, u64>) {
+    for (name, n) in from {
+        *into.entry(name.clone()).or_default() += n;
+    }
+}
+
 fn ms(ns: u64) -> f64 {
     ns as f64 / 1e6
 }
@@ -77,40 +102,63 @@ pub fn write(p: &Profiler, jni: Jni, threads: &[ThreadRecord], end: u64) {
             .collect()
     };
     let m = monitors();
-    let mut contended: Vec<Contended> = lock(&m.contended)
-        .iter()
-        .filter(|(_, s)| s.count > 0)
-        .map(|(k, s)| Contended {
-            class: k.class.clone(),
-            count: s.count,
-            blocked_ns: s.blocked_ns,
-            max_blocked_ns: s.max_blocked_ns,
-            owners: s.owners.clone(),
-            waiters: s.waiters.clone(),
-            frames: resolve(&k.frames),
-        })
-        .collect();
+    // The events are aggregated by (jmethodID, bytecode index) frames, the report shows lines: waiters at two
+    // indexes of one line (two monitorenters, a loop's back edge) or two jmethodIDs of one method would be two
+    // entries that look the same. So the entries are merged again by what the report shows.
+    let mut by_shown: BTreeMap<(String, Vec<FrameShown>), Contended> = BTreeMap::new();
+    for (k, s) in lock(&m.contended).iter().filter(|(_, s)| s.count > 0) {
+        let frames = resolve(&k.frames);
+        let c = by_shown
+            .entry((k.class.clone(), shown(&frames)))
+            .or_insert_with(|| Contended {
+                class: k.class.clone(),
+                count: 0,
+                blocked_ns: 0,
+                max_blocked_ns: 0,
+                owners: BTreeMap::new(),
+                waiters: BTreeMap::new(),
+                frames,
+            });
+        c.count += s.count;
+        c.blocked_ns += s.blocked_ns;
+        c.max_blocked_ns = c.max_blocked_ns.max(s.max_blocked_ns);
+        add_names(&mut c.owners, &s.owners);
+        add_names(&mut c.waiters, &s.waiters);
+    }
+    let mut contended: Vec<Contended> = by_shown.into_values().collect();
     contended.sort_by(|x, y| {
         y.blocked_ns
             .cmp(&x.blocked_ns)
             .then_with(|| y.count.cmp(&x.count))
             .then_with(|| x.class.cmp(&y.class))
     });
-    let mut waits: Vec<Waited> = lock(&m.waits)
-        .iter()
-        .map(|(k, s)| Waited {
-            class: k.class.clone(),
-            timeout_ms: k.timeout_ms,
-            count: s.count,
-            timed_out: s.timed_out,
-            notified: s.notified,
-            waited_ns: s.waited_ns,
-            min_waited_ns: s.min_waited_ns,
-            max_waited_ns: s.max_waited_ns,
-            waiters: s.waiters.clone(),
-            frames: resolve(&k.frames),
-        })
-        .collect();
+    // Waits likewise, by class, shown stack and timeout.
+    let mut by_shown: BTreeMap<(String, Vec<FrameShown>, i64), Waited> = BTreeMap::new();
+    for (k, s) in lock(&m.waits).iter().filter(|(_, s)| s.count > 0) {
+        let frames = resolve(&k.frames);
+        let w = by_shown
+            .entry((k.class.clone(), shown(&frames), k.timeout_ms))
+            .or_insert_with(|| Waited {
+                class: k.class.clone(),
+                timeout_ms: k.timeout_ms,
+                count: 0,
+                timed_out: 0,
+                notified: 0,
+                waited_ns: 0,
+                min_waited_ns: u64::MAX,
+                max_waited_ns: 0,
+                waiters: BTreeMap::new(),
+                frames,
+            });
+        w.count += s.count;
+        w.timed_out += s.timed_out;
+        w.notified += s.notified;
+        w.waited_ns += s.waited_ns;
+        w.min_waited_ns = w.min_waited_ns.min(s.min_waited_ns);
+        w.max_waited_ns = w.max_waited_ns.max(s.max_waited_ns);
+        add_names(&mut w.waiters, &s.waiters);
+    }
+    let mut waits: Vec<Waited> = by_shown.into_values().collect();
     waits.sort_by(|x, y| {
         y.waited_ns
             .cmp(&x.waited_ns)

@@ -7,18 +7,15 @@
 //! GetObjectMonitorUsage, a VM operation (a safepoint), so outside the trace it is looked up at most once
 //! per `OWNER_INTERVAL_NS`.
 
-// Object handles are opaque and only passed back to the VM (see jni.rs).
-#![allow(clippy::not_unsafe_ptr_arg_deref)]
 use std::collections::{BTreeMap, HashMap};
-use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Mutex, OnceLock};
 
-use jni_sys::{jboolean, jlong, jobject, JNIEnv};
+use jni_sys::{jlong, jobject};
 
+use crate::ffi::events::Handlers;
 use crate::jni::Jni;
-use crate::jvmti::{jthread, Env, EventCallbacks, FrameInfo};
-use crate::jvmti_ext::{event, MonitorFn, MonitorWaitFn, MonitorWaitedFn};
+use crate::jvmti::{jthread, FrameInfo};
 use crate::report::java_name;
 use crate::stacks::Frame;
 use crate::state::lock;
@@ -87,14 +84,11 @@ pub fn monitors() -> &'static Monitors {
     M.get_or_init(Default::default)
 }
 
-pub fn register(callbacks: &mut EventCallbacks) {
-    callbacks.set(event::MONITOR_CONTENDED_ENTER, contended_enter as MonitorFn);
-    callbacks.set(
-        event::MONITOR_CONTENDED_ENTERED,
-        contended_entered as MonitorFn,
-    );
-    callbacks.set(event::MONITOR_WAIT, monitor_wait as MonitorWaitFn);
-    callbacks.set(event::MONITOR_WAITED, monitor_waited as MonitorWaitedFn);
+pub fn register(handlers: &mut Handlers) {
+    handlers.monitor_contended_enter = Some(contended_enter);
+    handlers.monitor_contended_entered = Some(contended_entered);
+    handlers.monitor_wait = Some(monitor_wait);
+    handlers.monitor_waited = Some(monitor_waited);
 }
 
 /// The class of an object, as a Java name.
@@ -152,14 +146,9 @@ fn is_object_wait(p: &Profiler, method: jni_sys::jmethodID) -> bool {
     wait
 }
 
-fn guarded(f: impl FnOnce()) {
-    let _ = catch_unwind(AssertUnwindSafe(f));
-}
-
-unsafe extern "system" fn contended_enter(_: Env, env: *mut JNIEnv, thread: jthread, o: jobject) {
-    guarded(|| {
+fn contended_enter(jni: Jni, thread: jthread, o: jobject) {
+    {
         let Some(p) = profiler() else { return };
-        let jni = Jni(env);
         let m = monitors();
         let tid = thread_id(p, jni, thread);
         let class = class_of(p, jni, o);
@@ -214,13 +203,12 @@ unsafe extern "system" fn contended_enter(_: Env, env: *mut JNIEnv, thread: jthr
                 thread: name,
             },
         );
-    })
+    }
 }
 
-unsafe extern "system" fn contended_entered(_: Env, env: *mut JNIEnv, thread: jthread, o: jobject) {
-    guarded(|| {
+fn contended_entered(jni: Jni, thread: jthread, o: jobject) {
+    {
         let Some(p) = profiler() else { return };
-        let jni = Jni(env);
         let m = monitors();
         let tid = thread_id(p, jni, thread);
         let t = now();
@@ -243,19 +231,12 @@ unsafe extern "system" fn contended_entered(_: Env, env: *mut JNIEnv, thread: jt
         s.blocked_ns += blocked;
         s.max_blocked_ns = s.max_blocked_ns.max(blocked);
         *s.waiters.entry(pending.thread).or_default() += 1;
-    })
+    }
 }
 
-unsafe extern "system" fn monitor_wait(
-    _: Env,
-    env: *mut JNIEnv,
-    thread: jthread,
-    o: jobject,
-    timeout: jlong,
-) {
-    guarded(|| {
+fn monitor_wait(jni: Jni, thread: jthread, o: jobject, timeout: jlong) {
+    {
         let Some(p) = profiler() else { return };
-        let jni = Jni(env);
         let tid = thread_id(p, jni, thread);
         let class = class_of(p, jni, o);
         let start = now();
@@ -275,19 +256,12 @@ unsafe extern "system" fn monitor_wait(
                 thread: thread_name(p, thread),
             },
         );
-    })
+    }
 }
 
-unsafe extern "system" fn monitor_waited(
-    _: Env,
-    env: *mut JNIEnv,
-    thread: jthread,
-    o: jobject,
-    timed_out: jboolean,
-) {
-    guarded(|| {
+fn monitor_waited(jni: Jni, thread: jthread, o: jobject, timed_out: bool) {
+    {
         let Some(p) = profiler() else { return };
-        let jni = Jni(env);
         let m = monitors();
         let tid = thread_id(p, jni, thread);
         let t = now();
@@ -295,7 +269,6 @@ unsafe extern "system" fn monitor_waited(
             return;
         };
         let waited = t.saturating_sub(pending.start);
-        let timed_out = timed_out != 0;
         crate::xml_trace::monitor_waited(tid, p.jvmti.object_hash(o), timed_out, waited, t);
         if !p.rules.monitors {
             return;
@@ -322,5 +295,5 @@ unsafe extern "system" fn monitor_waited(
         s.waited_ns += waited;
         s.max_waited_ns = s.max_waited_ns.max(waited);
         *s.waiters.entry(pending.thread).or_default() += 1;
-    })
+    }
 }

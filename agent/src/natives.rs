@@ -1,14 +1,11 @@
-//! The natives HeapProxy calls, exported under their JNI names so the VM binds them on first call
-//! without RegisterNatives (which would print a warning to the application's stdout for a java.base
-//! class). They run inside allocation probes: they allocate no Java object, throw nothing and never let
-//! a panic unwind into the VM.
+//! What HeapProxy's natives do (ffi/natives.rs exports them and guards them). They run inside allocation
+//! probes: they allocate no Java object and throw nothing.
 
-// Object handles are opaque and only passed back to the VM (see jni.rs).
-#![allow(clippy::not_unsafe_ptr_arg_deref)]
-use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::atomic::Ordering;
 
-use jni_sys::{jclass, jint, jlong, jobject, JNIEnv};
+use jni_sys::{jclass, jint, jlong, jobject};
+
+use crate::ffi::Jni;
 
 use crate::jvmti::FrameInfo;
 use crate::live::{self, Owner};
@@ -21,36 +18,21 @@ const MAX_DEPTH: usize = 64;
 /// (`objectNew` or `arrayAlloc`). The Early flavour adds its wrapper, recognised by its jmethodID.
 const PROXY_FRAMES: jint = 2;
 
-fn guarded(f: impl FnOnce()) {
-    let _ = catch_unwind(AssertUnwindSafe(f));
-}
-
-#[no_mangle]
-pub extern "system" fn Java_java_lang_HeapProxy_classSeen(
-    _env: *mut JNIEnv,
-    _: jclass,
-    index: jint,
-    o: jobject,
-) {
-    guarded(|| {
-        let Some(a) = agent() else { return };
-        if let Some(size) = a.jvmti.object_size(o) {
-            lock(&a.instance_sizes).insert(index, size);
-        }
-    })
+/// The dense index of a class's name (class_index.rs), recorded with the instance size; -1 when full.
+pub fn class_index(_: Jni, class: jclass, o: jobject) -> jint {
+    let Some(a) = agent() else { return -1 };
+    let Some(signature) = a.jvmti.class_signature(class) else {
+        return -1;
+    };
+    let size = a.jvmti.object_size(o).unwrap_or(0).max(0) as u64;
+    lock(&a.class_index).index(&signature, size).unwrap_or(-1)
 }
 
 /// The stack of an allocation at a static site, from the allocating frame down to the rules' depth.
 /// The site already names the allocating method, and the rules filtered sites when the class was
 /// rewritten, so no frame needs to be looked up here: this is one GetStackTrace and one table update.
-#[no_mangle]
-pub extern "system" fn Java_java_lang_HeapProxy_siteStack(
-    _env: *mut JNIEnv,
-    _: jclass,
-    site: jint,
-    bytes: jlong,
-) {
-    guarded(|| {
+pub fn site_stack(_: Jni, site: jint, bytes: jlong) {
+    {
         let Some(a) = agent() else { return };
         let depth = (a.rules.depth() as usize).min(MAX_DEPTH);
         let mut buf = [FrameInfo {
@@ -66,50 +48,25 @@ pub extern "system" fn Java_java_lang_HeapProxy_siteStack(
         }));
         let frames = &frames[skip..n.min(skip + depth)];
         a.stacks.add(site, frames, bytes.max(0) as u64);
-    })
+    }
 }
 
 /// Tags a sampled object for live tracking; the tag carries its owner and size (live.rs).
 fn tag(o: jobject, owner: Owner) {
-    guarded(|| {
-        let Some(a) = agent() else { return };
-        let Some(live) = &a.live else { return };
-        let tag = live::encode(owner, a.jvmti.object_size(o).unwrap_or(0));
-        if a.jvmti.set_tag(o, tag) == crate::jvmti::ERROR_NONE {
-            live.tagged(tag);
-        }
-    })
+    let Some(a) = agent() else { return };
+    let Some(live) = &a.live else { return };
+    let tag = live::encode(owner, a.jvmti.object_size(o).unwrap_or(0));
+    if a.jvmti.set_tag(o, tag) == crate::jvmti::ERROR_NONE {
+        live.tagged(tag);
+    }
 }
 
 /// A sampled object of the class of dense index `index` (HeapProxyAllocs; per-class live counts, depth 0).
-#[no_mangle]
-pub extern "system" fn Java_java_lang_HeapProxy_tag(
-    _env: *mut JNIEnv,
-    _: jclass,
-    o: jobject,
-    index: jint,
-) {
+pub fn tag_class(_: Jni, o: jobject, index: jint) {
     tag(o, Owner::ClassSlot(index as u32));
 }
 
 /// A sampled object or array allocated at `site` (per-site live counts, depth >= 1).
-#[no_mangle]
-pub extern "system" fn Java_java_lang_HeapProxy_tagSite(
-    _env: *mut JNIEnv,
-    _: jclass,
-    o: jobject,
-    site: jint,
-) {
+pub fn tag_site(_: Jni, o: jobject, site: jint) {
     tag(o, Owner::Site(site as u32));
-}
-
-/// An object for the XML trace's `objAlloc` (only when the trace records allocations).
-#[no_mangle]
-pub extern "system" fn Java_java_lang_HeapProxy_traceObject(
-    env: *mut JNIEnv,
-    _: jclass,
-    o: jobject,
-    index: jint,
-) {
-    guarded(|| crate::xml_trace::object_allocated(crate::jni::Jni(env), o, index));
 }

@@ -1,20 +1,17 @@
 //! The one OBJECT_FREE callback, shared by the users of object tags. Tags with `TRACE_TAG_BIT` (bit 62)
 //! belong to the XML trace; the others to the live-object tracker (live.rs). Runs on the service thread
-//! after a GC: no JNI, nothing that blocks.
+//! after a GC, or on a thread inside a JVMTI heap function: no JNI, no JVMTI, no lock, no allocation.
+//! Both consumers only touch atomics (live.rs's fixed counters, the trace's lock-free ring).
 
 use jni_sys::jlong;
 
-use crate::jvmti::Env;
 use crate::xml_trace::TRACE_TAG_BIT;
 
-/// # Safety
-/// Called by the JVM with the tag of a freed object.
-pub unsafe extern "system" fn object_free(_: Env, tag: jlong) {
-    let _ = std::panic::catch_unwind(|| {
-        if tag & TRACE_TAG_BIT != 0 {
-            crate::xml_trace::object_freed(tag);
-        } else if let Some(live) = crate::state::agent().and_then(|a| a.live.as_ref()) {
-            live.freed(tag);
-        }
-    });
+/// JVMTI ObjectFree: the tag of a freed object.
+pub fn object_free(tag: jlong) {
+    if tag & TRACE_TAG_BIT != 0 {
+        crate::xml_trace::object_freed(tag);
+    } else if let Some(live) = crate::state::agent().and_then(|a| a.live.as_ref()) {
+        live.freed(tag);
+    }
 }

@@ -65,8 +65,16 @@ pub struct Settings {
     pub timed_leaves: bool,
 }
 
-/// Parses the option string. `Err` is the one-line message the agent prints before refusing to start.
+/// Parses the option string. `Err` is the one-line message the agent prints before refusing to start:
+/// printable and of bounded length whatever the option string held (a value can be a megabyte of junk).
 pub fn parse(options: &str) -> Result<Parsed, String> {
+    parse_options(options).map_err(|message| instr_rules::printable_line(&message))
+}
+
+/// What lib.rs's lossy conversion of the option string puts in place of bytes that are not UTF-8.
+const NOT_UTF8: char = char::REPLACEMENT_CHARACTER;
+
+fn parse_options(options: &str) -> Result<Parsed, String> {
     let options = options.trim();
     if options == "help" {
         return Ok(Parsed::Help);
@@ -75,6 +83,10 @@ pub fn parse(options: &str) -> Result<Parsed, String> {
         return built_in().and_then(run);
     }
     if !options.contains('=') {
+        // A path mangled by the lossy conversion would name another file, or none.
+        if options.contains(NOT_UTF8) {
+            return Err("the rules file path is not UTF-8".into());
+        }
         return load(&PathBuf::from(options)).and_then(run);
     }
     let mut rules = None;
@@ -90,9 +102,17 @@ pub fn parse(options: &str) -> Result<Parsed, String> {
         let (key, value) = pair.split_once('=').ok_or_else(|| {
             format!("option '{pair}' is not key=value (see -agentpath:libinstr.so=help)")
         })?;
+        if value.contains(NOT_UTF8) {
+            // Paths would silently name another file, and no other value has such bytes.
+            return Err(format!(
+                "{}=: the value is not UTF-8 (the JVM passes the option string's bytes unchanged)",
+                key.trim()
+            ));
+        }
         match key.trim() {
+            "rules" if value.is_empty() => return Err("rules= is empty: give a rules file".into()),
             "rules" => rules = Some(PathBuf::from(value)),
-            "file" | "output" => file = Some(value.to_string()),
+            k @ ("file" | "output") => file = Some((k, value.to_string())),
             "depth" => {
                 depth = Some(
                     value
@@ -145,8 +165,8 @@ pub fn parse(options: &str) -> Result<Parsed, String> {
         Some(path) => load(&path)?,
         None => built_in()?,
     };
-    if let Some(f) = file {
-        r.set_output(f);
+    if let Some((key, f)) = file {
+        r.set_output(key, f).map_err(|e| e.to_string())?;
     }
     if let Some(d) = depth {
         r.set_depth(d).map_err(|e| e.to_string())?;
@@ -306,5 +326,30 @@ mod tests {
         assert!(parse("/no/such/rules.yaml")
             .unwrap_err()
             .contains("/no/such/rules.yaml"));
+    }
+
+    #[test]
+    fn hostile_values() {
+        // `file=` and `output=` refuse what the rules key `output` refuses (issue 14).
+        for key in ["file", "output"] {
+            for bad in ["", "%", "a%x", "dir/"] {
+                let e = parse(&format!("{key}={bad}")).unwrap_err();
+                assert!(e.contains(&format!("`{key}`")), "{key}={bad}: {e}");
+            }
+        }
+        // What lib.rs's lossy conversion made of bytes that are not UTF-8.
+        assert!(parse("file=a\u{FFFD}b").unwrap_err().contains("not UTF-8"));
+        assert!(parse("/tmp/\u{FFFD}.yaml")
+            .unwrap_err()
+            .contains("not UTF-8"));
+        assert!(parse("rules=").unwrap_err().contains("rules="));
+        // A megabyte of junk comes back as one short printable line.
+        let e = parse(&format!("depth=\u{1b}[31m{}", "9".repeat(1 << 20))).unwrap_err();
+        assert!(e.starts_with("depth=\\u{1b}[31m99"), "{}", &e[..40]);
+        assert!(
+            e.len() < 2100 && !e.contains(['\n', '\u{1b}']),
+            "{} bytes",
+            e.len()
+        );
     }
 }

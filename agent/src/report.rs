@@ -100,52 +100,32 @@ pub fn collect(a: &Agent, jni: Jni, proxy: jobject, when: When) -> Report {
     // [2k]: instances, [2k + 1]: array bytes of the class of dense index k.
     let class_totals = jni.static_call_longs(proxy, "classTotals");
     let total = |i: usize| class_totals.get(i).copied().unwrap_or(0).max(0) as u64;
-    let sizes = lock(&a.instance_sizes).clone();
     let mut classes = Vec::new();
     let mut slot_names = HashMap::new();
-    let by_index = if proxy.is_null() {
-        None
-    } else {
-        jni.static_method(proxy, "classesByIndex", "()[Ljava/lang/Class;")
-            .and_then(|m| jni.call_static_object(proxy, m, &[]))
-    };
-    if let Some(table) = by_index {
-        for i in 0..jni.array_length(table) {
-            let c = jni.object_array_element(table, i);
-            if c.is_null() {
-                continue;
-            }
-            let sig = a.jvmti.class_signature(c).unwrap_or_default();
-            jni.delete_local(c);
-            let n = total(2 * i as usize);
-            let bytes = if sig.starts_with('[') {
-                total(2 * i as usize + 1)
-            } else {
-                n * sizes.get(&i).copied().unwrap_or(0).max(0) as u64
-            };
-            let name = java_name(&sig);
-            slot_names.insert(
-                i,
-                (
-                    name.clone(),
-                    sizes.get(&i).copied().unwrap_or(0).max(0) as u64,
-                ),
-            );
-            if n > 0 {
-                let live = a
-                    .live
-                    .as_ref()
-                    .filter(|l| !by_sites && matches!(l.sampling, Sampling::Every(_)))
-                    .map(|l| l.of(Owner::ClassSlot(i as u32)));
-                classes.push(ClassCount {
-                    name,
-                    instances: n,
-                    bytes,
-                    live,
-                });
-            }
+    // Names come from the agent's own index, not from the Class objects: a class that has unloaded since
+    // it was counted is reported under its name like any other.
+    for (i, sig, size) in lock(&a.class_index).entries() {
+        let n = total(2 * i);
+        let bytes = if sig.starts_with('[') {
+            total(2 * i + 1)
+        } else {
+            n * size
+        };
+        let name = java_name(sig);
+        slot_names.insert(i, (name.clone(), size));
+        if n > 0 {
+            let live = a
+                .live
+                .as_ref()
+                .filter(|l| !by_sites && matches!(l.sampling, Sampling::Every(_)))
+                .map(|l| l.of(Owner::ClassSlot(i as u32)));
+            classes.push(ClassCount {
+                name,
+                instances: n,
+                bytes,
+                live,
+            });
         }
-        jni.delete_local(table);
     }
 
     let size_of: HashMap<String, u64> = slot_names.into_values().collect();

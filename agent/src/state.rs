@@ -1,12 +1,11 @@
 //! The agent's one global: what Agent_OnLoad set up, plus what the callbacks accumulate.
 
-use std::collections::{HashMap, HashSet};
+use std::collections::HashSet;
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize};
 use std::sync::{Mutex, OnceLock};
 
 use instr_rewriter::probes::IdRegistry;
 use instr_rules::Rules;
-use jni_sys::jobject;
 
 use crate::jvmti::Jvmti;
 use crate::stacks::Stacks;
@@ -34,8 +33,8 @@ pub struct Agent {
     pub proxy: Mutex<Option<GlobalRef>>,
     /// The HeapProxyCalls class (a global reference), once defined.
     pub calls_proxy: Mutex<Option<GlobalRef>>,
-    /// Instance size per dense class index (HeapProxyAllocs), reported by `classSeen`.
-    pub instance_sizes: Mutex<HashMap<i32, i64>>,
+    /// Name and instance size per dense class index (HeapProxyAllocs), given by `classIndex`.
+    pub class_index: Mutex<crate::class_index::ClassIndex>,
     pub stacks: Stacks,
     /// jmethodIDs of HeapProxy's Early wrappers of the site probes: a frame a stack walk skips.
     pub early_probes: [AtomicUsize; 2],
@@ -56,27 +55,7 @@ pub struct GcStats {
     pub started: AtomicU64,
 }
 
-/// The VM, to find the JNI environment of a thread a callback gives none (DataDumpRequest).
-pub struct JavaVm(pub *mut jni_sys::JavaVM);
-// SAFETY: the JavaVM pointer is valid for the life of the VM and on every thread.
-unsafe impl Send for JavaVm {}
-unsafe impl Sync for JavaVm {}
-
-impl JavaVm {
-    /// The current thread's JNIEnv, if the thread is attached.
-    pub fn env(&self) -> Option<*mut jni_sys::JNIEnv> {
-        let mut env: *mut std::ffi::c_void = std::ptr::null_mut();
-        // SAFETY: a valid JavaVM; GetEnv only reads the current thread's attachment.
-        let rc = unsafe { ((**self.0).GetEnv?)(self.0, &mut env, jni_sys::JNI_VERSION_1_8) };
-        (rc == jni_sys::JNI_OK && !env.is_null()).then_some(env as *mut jni_sys::JNIEnv)
-    }
-}
-
-/// A JNI global reference, usable from any thread.
-#[derive(Clone, Copy)]
-pub struct GlobalRef(pub jobject);
-// SAFETY: global references are valid on every thread until deleted.
-unsafe impl Send for GlobalRef {}
+pub use crate::ffi::java_vm::{GlobalRef, JavaVm};
 
 static AGENT: OnceLock<Agent> = OnceLock::new();
 

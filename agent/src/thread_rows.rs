@@ -8,7 +8,7 @@
 
 use std::sync::atomic::{AtomicUsize, Ordering};
 
-use jni_sys::{jclass, jmethodID, JNIEnv};
+use jni_sys::{jclass, jmethodID};
 
 use crate::jni::Jni;
 use crate::state::agent;
@@ -32,7 +32,7 @@ impl ThreadRows {
 }
 
 /// The allocation side of JVMTI ThreadEnd (lib.rs dispatches the event here and to the thread profiler).
-pub fn thread_ended(env: *mut JNIEnv) {
+pub fn thread_ended(jni: Jni) {
     let Some(a) = agent() else { return };
     // Not engaged: before VM_INIT (no Java may run) or after the exit report started (it reads the rows
     // where they are).
@@ -44,12 +44,7 @@ pub fn thread_ended(env: *mut JNIEnv) {
     if retire == 0 {
         return;
     }
-    let jni = Jni(env);
-    // A call with an exception pending is not allowed; the rows then stay where they are and are still
-    // summed by every reader, so nothing is lost (the slot is only not freed).
-    if jni.exception_pending() {
-        return;
-    }
     let proxy = rows.proxy.load(Ordering::Relaxed) as jclass;
-    jni.call_static_void(proxy, retire as jmethodID, &[]);
+    // A thread can end with its uncaught exception still pending: set aside, so the slot is freed anyway.
+    jni.keeping_pending_exception(|| jni.call_static_void(proxy, retire as jmethodID, &[]));
 }

@@ -3,20 +3,18 @@
 //! for the whole thread and monitor profiler (monitors.rs, deadlocks.rs, xml_trace.rs, monitor_report.rs).
 //! Nothing here runs unless the rules have a `threads` section or an inline option turns it on.
 
-// Object handles are opaque and only passed back to the VM (see jni.rs).
-#![allow(clippy::not_unsafe_ptr_arg_deref)]
 use std::collections::BTreeMap;
-use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Mutex, OnceLock};
 use std::time::Instant;
 
 use instr_rules::{Rules, ThreadRules};
-use jni_sys::{jobject, jvalue, JNIEnv};
+use jni_sys::{jobject, jvalue};
 
+use crate::ffi::events::Handlers;
 use crate::jni::Jni;
-use crate::jvmti::{jthread, Capabilities, Env, EventCallbacks, Jvmti, ERROR_NONE};
-use crate::jvmti_ext::{capability, event, ThreadFn};
+use crate::jvmti::{jthread, Capabilities, Jvmti, ERROR_NONE};
+use crate::jvmti_ext::{capability, event};
 use crate::state::lock;
 
 /// One thread's life.
@@ -164,7 +162,7 @@ pub fn add_capabilities(
 
 /// Sets up the profiler after AddCapabilities, and installs its callbacks into `callbacks`. Does nothing
 /// when the rules leave it off.
-pub fn install(jvmti: Jvmti, rules: &Rules, caps: &Capabilities, callbacks: &mut EventCallbacks) {
+pub fn install(jvmti: Jvmti, rules: &Rules, caps: &Capabilities, handlers: &mut Handlers) {
     let t = rules.threads();
     if !t.enabled {
         return;
@@ -183,18 +181,15 @@ pub fn install(jvmti: Jvmti, rules: &Rules, caps: &Capabilities, callbacks: &mut
         virtual_threads: caps.has(capability::SUPPORT_VIRTUAL_THREADS),
         thread_id_method: AtomicUsize::new(0),
     });
-    callbacks.set(event::THREAD_START, thread_start as ThreadFn);
+    handlers.thread_start = Some(thread_start);
     // THREAD_END is lib.rs's: it also hands the thread's allocation rows over, and calls thread_ended.
-    callbacks.set(
-        event::VIRTUAL_THREAD_START,
-        virtual_thread_start as ThreadFn,
-    );
-    callbacks.set(event::VIRTUAL_THREAD_END, virtual_thread_end as ThreadFn);
+    handlers.virtual_thread_start = Some(virtual_thread_start);
+    handlers.virtual_thread_end = Some(virtual_thread_end);
     if t.monitors || t.trace.is_some() {
-        crate::monitors::register(callbacks);
+        crate::monitors::register(handlers);
     }
     if t.trace.is_some() {
-        crate::xml_trace::register(callbacks, t);
+        crate::xml_trace::register(handlers, t);
     }
 }
 
@@ -355,10 +350,9 @@ fn describe(p: &Profiler, jni: Jni, thread: jthread, is_virtual: bool) -> Option
     })
 }
 
-fn started(env: *mut JNIEnv, thread: jthread, is_virtual: bool) {
-    let _ = catch_unwind(AssertUnwindSafe(|| {
+fn started(jni: Jni, thread: jthread, is_virtual: bool) {
+    {
         let Some(p) = profiler() else { return };
-        let jni = Jni(env);
         if let Some(r) = describe(p, jni, thread, is_virtual) {
             let mut threads = lock(&p.threads);
             match threads.get_mut(&r.id) {
@@ -372,13 +366,12 @@ fn started(env: *mut JNIEnv, thread: jthread, is_virtual: bool) {
                 }
             }
         }
-    }));
+    }
 }
 
-fn ended(env: *mut JNIEnv, thread: jthread, is_virtual: bool) {
-    let _ = catch_unwind(AssertUnwindSafe(|| {
+fn ended(jni: Jni, thread: jthread, is_virtual: bool) {
+    {
         let Some(p) = profiler() else { return };
-        let jni = Jni(env);
         let id = thread_id(p, jni, thread);
         // The callback runs on the ending thread itself; a virtual thread has no CPU time of its own.
         let cpu = if is_virtual {
@@ -416,24 +409,24 @@ fn ended(env: *mut JNIEnv, thread: jthread, is_virtual: bool) {
         r.cpu_ns = cpu;
         r.end_ns = Some(t);
         crate::xml_trace::thread_ended(r, t, false);
-    }));
+    }
 }
 
-unsafe extern "system" fn thread_start(_: Env, env: *mut JNIEnv, thread: jthread) {
-    started(env, thread, false);
+fn thread_start(jni: Jni, thread: jthread) {
+    started(jni, thread, false);
 }
 
 /// The profiler's part of ThreadEnd (lib.rs owns the callback). Does nothing when the profiler is off.
-pub fn thread_ended(env: *mut JNIEnv, thread: jthread) {
-    ended(env, thread, false);
+pub fn thread_ended(jni: Jni, thread: jthread) {
+    ended(jni, thread, false);
 }
 
-unsafe extern "system" fn virtual_thread_start(_: Env, env: *mut JNIEnv, thread: jthread) {
-    started(env, thread, true);
+fn virtual_thread_start(jni: Jni, thread: jthread) {
+    started(jni, thread, true);
 }
 
-unsafe extern "system" fn virtual_thread_end(_: Env, env: *mut JNIEnv, thread: jthread) {
-    ended(env, thread, true);
+fn virtual_thread_end(jni: Jni, thread: jthread) {
+    ended(jni, thread, true);
 }
 
 /// Creates an unstarted `java.lang.Thread` named `name` for RunAgentThread (a local reference).

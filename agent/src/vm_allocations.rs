@@ -12,15 +12,12 @@
 //! it, and on JDK 25 java.lang.invoke and reflection call it and then run the constructor, so counting
 //! it would count those objects twice.
 
-// Object handles are opaque and only passed back to the VM (see jni.rs).
-#![allow(clippy::not_unsafe_ptr_arg_deref)]
-use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::atomic::{AtomicUsize, Ordering};
 
-use jni_sys::{jclass, jlong, jobject, jvalue, JNIEnv};
+use jni_sys::{jclass, jlong, jobject, jvalue};
 
 use crate::jni::Jni;
-use crate::jvmti::{jthread, Env, FrameInfo};
+use crate::jvmti::{jthread, FrameInfo};
 use crate::state::{agent, Agent};
 
 /// jmethodIDs of `Object.clone` and of `HeapProxy.vmAlloc`, found at VM_INIT.
@@ -66,19 +63,9 @@ impl VmAllocators {
     }
 }
 
-/// JVMTI VMObjectAlloc callback.
-///
-/// # Safety
-/// Called by the VM with valid JNI and object handles, on the allocating thread.
-pub unsafe extern "system" fn vm_object_alloc(
-    _jvmti: Env,
-    env: *mut JNIEnv,
-    _thread: jthread,
-    object: jobject,
-    _class: jclass,
-    _size: jlong,
-) {
-    let _ = catch_unwind(AssertUnwindSafe(|| {
+/// JVMTI VMObjectAlloc, on the allocating thread (an exception may be pending).
+pub fn vm_object_alloc(jni: Jni, _thread: jthread, object: jobject, _class: jclass, _size: jlong) {
+    {
         let Some(a) = agent() else { return };
         if !a.engaged.load(Ordering::Acquire) {
             return;
@@ -97,14 +84,11 @@ pub unsafe extern "system" fn vm_object_alloc(
         }
         let args = [jvalue { l: object }, jvalue { i: what }];
         let proxy = v.proxy.load(Ordering::Relaxed) as jclass;
-        Jni(env).call_static_void(proxy, vm_alloc as jni_sys::jmethodID, &args);
-    }));
+        jni.keeping_pending_exception(|| {
+            jni.call_static_void(proxy, vm_alloc as jni_sys::jmethodID, &args)
+        });
+    }
 }
-
-/// The VM's own `AllocObject`, replaced in the JNI function table by [`alloc_object`].
-static ORIGINAL_ALLOC_OBJECT: AtomicUsize = AtomicUsize::new(0);
-
-type AllocObjectFn = unsafe extern "system" fn(*mut JNIEnv, jclass) -> jobject;
 
 /// Wraps JNI `AllocObject` so that objects made by native code without a constructor are counted.
 /// Called at VM_INIT, once `HeapProxy.vmAlloc` is resolved.
@@ -112,31 +96,12 @@ pub fn hook_alloc_object(a: &Agent) {
     if !a.rules.objects() {
         return;
     }
-    let Some(mut table) = a.jvmti.jni_function_table() else {
-        return;
-    };
-    let Some(original) = table.AllocObject else {
-        return;
-    };
-    ORIGINAL_ALLOC_OBJECT.store(original as usize, Ordering::Release);
-    table.AllocObject = Some(alloc_object);
-    if a.jvmti.set_jni_function_table(&table) != crate::jvmti::ERROR_NONE {
-        eprintln!("instr: cannot wrap JNI AllocObject; objects it makes are not counted");
+    if let Err(e) = crate::ffi::jni_functions::wrap_alloc_object(a.jvmti, count_instance) {
+        eprintln!("instr: cannot wrap JNI AllocObject ({e}); objects it makes are not counted");
     }
 }
 
-unsafe extern "system" fn alloc_object(env: *mut JNIEnv, class: jclass) -> jobject {
-    // SAFETY: stored by hook_alloc_object before this function was installed, never changed after.
-    let original: AllocObjectFn =
-        unsafe { std::mem::transmute(ORIGINAL_ALLOC_OBJECT.load(Ordering::Acquire)) };
-    let object = unsafe { original(env, class) };
-    if !object.is_null() {
-        let _ = catch_unwind(AssertUnwindSafe(|| count_instance(env, object)));
-    }
-    object
-}
-
-fn count_instance(env: *mut JNIEnv, object: jobject) {
+fn count_instance(jni: Jni, object: jobject) {
     let Some(a) = agent() else { return };
     let v = &a.vm_allocators;
     let vm_alloc = v.vm_alloc.load(Ordering::Acquire);
@@ -145,5 +110,7 @@ fn count_instance(env: *mut JNIEnv, object: jobject) {
     }
     let args = [jvalue { l: object }, jvalue { i: COUNT_INSTANCE }];
     let proxy = v.proxy.load(Ordering::Relaxed) as jclass;
-    Jni(env).call_static_void(proxy, vm_alloc as jni_sys::jmethodID, &args);
+    jni.keeping_pending_exception(|| {
+        jni.call_static_void(proxy, vm_alloc as jni_sys::jmethodID, &args)
+    });
 }

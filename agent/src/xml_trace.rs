@@ -1,36 +1,48 @@
 //! The XML event trace (docs/XML-TRACE.md), in the spirit of the TPTP/JVMPI heap and thread profilers:
 //! one element per event, streamed to a file as events happen.
 //!
-//! Producers format a whole element and put it on a bounded queue; an agent thread (RunAgentThread) takes
-//! the queue in batches and appends them to the file, so the file only ever receives whole elements.
-//! Java threads wait when the queue is full (nothing is lost, memory stays bounded); callbacks that must
-//! not block (GC start/finish on the VM thread, OBJECT_FREE) drop the element instead and count it. At
-//! VM_DEATH (which `System.exit` from any thread runs) the queue is drained and the root element closed,
-//! so the file is well-formed; only `Runtime.halt` or a crash can leave it open.
+//! Java threads format a whole element and put it on a bounded queue; an agent thread (RunAgentThread)
+//! takes the queue in batches and appends them to the file, so the file only ever receives whole
+//! elements. Java threads wait when the queue is full (nothing is lost, memory stays bounded).
+//!
+//! The callbacks that may not allocate, lock or wait (GC start/finish on the VM thread inside the pause,
+//! OBJECT_FREE on the service thread) write a fixed-size record into a preallocated lock-free ring
+//! (event_ring.rs) instead, and drop and count it when the ring is full. The queue's mutex is a lock Java
+//! threads hold, so taking it inside a pause could stall the pause or deadlock with a Java thread that
+//! holds it and waits for the safepoint. The ring is drained, and its records formatted, by whoever next
+//! takes the queue's lock: a Java thread queueing an element, the writer (at least every
+//! `WRITER_POLL`), or `close`. So the file keeps the order in which events were recorded.
+//!
+//! At VM_DEATH (which `System.exit` from any thread runs) the ring and the queue are drained and the root
+//! element closed, so the file is well-formed; only `Runtime.halt` or a crash can leave it open.
 
-// Object handles are opaque and only passed back to the VM (see jni.rs).
-#![allow(clippy::not_unsafe_ptr_arg_deref)]
 use std::collections::{HashMap, VecDeque};
 use std::fmt::Write as _;
 use std::fs::File;
 use std::io::Write as _;
-use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Condvar, Mutex, OnceLock};
 use std::time::Duration;
 
 use instr_rules::ThreadRules;
-use jni_sys::{jclass, jlong, jobject, JNIEnv};
+use jni_sys::{jclass, jlong, jobject};
 
+use crate::event_ring::{EventRing, Kind, Record};
+use crate::ffi::events::Handlers;
 use crate::jni::Jni;
-use crate::jvmti::{jthread, Env, EventCallbacks};
-use crate::jvmti_ext::{event, AgentThreadFn, ClassFn};
+use crate::jvmti::jthread;
 use crate::report::java_name;
 use crate::state::lock;
 use crate::threads::{new_agent_thread, now, profiler, thread_id, Profiler, ThreadRecord};
 
-/// Elements queued before producers wait (or, for the non-blocking ones, drop).
+/// Elements queued before Java threads wait for room.
 pub const QUEUE_CAPACITY: usize = 16 * 1024;
+/// Records the GC and OBJECT_FREE callbacks can leave before the ring is drained (32 bytes each).
+pub const RING_CAPACITY: usize = 16 * 1024;
+/// Environment variable that sets the ring's capacity (a power of two is used; for tests of the drops).
+pub const RING_CAPACITY_VAR: &str = "INSTR_TRACE_RING";
+/// The writer drains the ring at least this often when no element wakes it.
+const WRITER_POLL: Duration = Duration::from_millis(50);
 /// Tags of traced objects have this bit set; tags without it belong to the live-object tracker.
 pub const TRACE_TAG_BIT: i64 = 1 << 62;
 
@@ -46,7 +58,15 @@ struct Trace {
     file: Mutex<Option<File>>,
     /// True once the writer thread runs: only then may producers wait for room.
     writer_running: AtomicBool,
+    /// Elements dropped from the queue: a full queue before the writer ran.
     dropped: AtomicU64,
+    /// GC start/finish and OBJECT_FREE records, drained into `queue` under its lock.
+    ring: EventRing,
+    /// Set first thing in `close`: GC and free events from then on are after `traceEnd` and not recorded.
+    closing: AtomicBool,
+    /// A GC whose start was recorded has not finished: `close` waits for its finish, so that the trace
+    /// never ends between the two.
+    in_gc: AtomicBool,
     next_object: AtomicU64,
     next_class: AtomicU64,
     /// Class name -> classId.
@@ -64,14 +84,16 @@ pub fn on() -> bool {
 }
 
 impl Trace {
-    /// Queues one element. `may_wait`: the caller may block until there is room.
-    fn push(&self, element: String, may_wait: bool) {
+    /// Queues one element (Java and agent threads only), after what the ring holds; waits for room while
+    /// the writer runs.
+    fn push(&self, element: String) {
         let mut q = lock(&self.queue);
         if q.closed {
             return;
         }
+        self.drain_ring(&mut q);
         while q.elements.len() >= QUEUE_CAPACITY {
-            if !may_wait || !self.writer_running.load(Ordering::Acquire) {
+            if !self.writer_running.load(Ordering::Acquire) {
                 self.dropped.fetch_add(1, Ordering::Relaxed);
                 return;
             }
@@ -87,6 +109,21 @@ impl Trace {
         q.elements.push_back(element);
         drop(q);
         self.not_empty.notify_one();
+    }
+
+    /// Formats the ring's records onto the queue. Holding the queue's lock makes this the ring's one
+    /// consumer. The queue may pass its capacity by at most the ring's: those records were taken already.
+    fn drain_ring(&self, q: &mut Queue) {
+        self.ring.drain(|r| q.elements.push_back(format_record(r)));
+    }
+}
+
+/// The element of a ring record.
+fn format_record(r: Record) -> String {
+    match r.kind {
+        Kind::GcStart => format!("<gcStart time=\"{}\"/>\n", r.time),
+        Kind::GcFinish => format!("<gcFinish time=\"{}\"/>\n", r.time),
+        Kind::ObjectFree => format!("<objFree objId=\"{}\" time=\"{}\"/>\n", r.value, r.time),
     }
 }
 
@@ -115,6 +152,16 @@ pub fn open(path: &str, allocations: bool) -> Result<(), String> {
     );
     f.write_all(prolog.as_bytes())
         .map_err(|e| format!("cannot write the XML trace {path}: {e}"))?;
+    let ring_capacity = match std::env::var(RING_CAPACITY_VAR) {
+        Ok(v) => v
+            .parse::<usize>()
+            .ok()
+            .filter(|&n| (1..=1 << 24).contains(&n))
+            .ok_or_else(|| {
+                format!("{RING_CAPACITY_VAR}={v}: expected a count from 1 to 16777216")
+            })?,
+        Err(_) => RING_CAPACITY,
+    };
     let _ = TRACE.set(Trace {
         queue: Mutex::new(Queue {
             elements: VecDeque::new(),
@@ -125,6 +172,9 @@ pub fn open(path: &str, allocations: bool) -> Result<(), String> {
         file: Mutex::new(Some(f)),
         writer_running: AtomicBool::new(false),
         dropped: AtomicU64::new(0),
+        ring: EventRing::new(ring_capacity),
+        closing: AtomicBool::new(false),
+        in_gc: AtomicBool::new(false),
         next_object: AtomicU64::new(1),
         next_class: AtomicU64::new(1),
         classes: Mutex::new(HashMap::new()),
@@ -136,8 +186,8 @@ pub fn open(path: &str, allocations: bool) -> Result<(), String> {
 
 /// Installs the trace's own callbacks (class load; object free when allocations are traced).
 /// The trace's callbacks (its OBJECT_FREE goes through lib.rs's one dispatcher, object_free.rs).
-pub fn register(callbacks: &mut EventCallbacks, _rules: &ThreadRules) {
-    callbacks.set(event::CLASS_LOAD, class_load as ClassFn);
+pub fn register(handlers: &mut Handlers, _rules: &ThreadRules) {
+    handlers.class_load = Some(class_load);
 }
 
 /// Starts the writer (an agent thread) at VM_INIT.
@@ -146,8 +196,7 @@ pub fn start_writer(p: &Profiler, jni: Jni) {
         eprintln!("instr: cannot create the trace writer thread; the XML trace is written at exit");
         return;
     };
-    if p.jvmti
-        .run_agent_thread(thread, writer_main as AgentThreadFn, 5)
+    if crate::ffi::events::run_agent_thread(p.jvmti, thread, writer_main, 5)
         != crate::jvmti::ERROR_NONE
     {
         eprintln!("instr: cannot start the trace writer thread; the XML trace is written at exit");
@@ -155,8 +204,8 @@ pub fn start_writer(p: &Profiler, jni: Jni) {
     jni.delete_local(thread);
 }
 
-unsafe extern "system" fn writer_main(_: Env, _: *mut JNIEnv, _: *mut std::ffi::c_void) {
-    let _ = catch_unwind(AssertUnwindSafe(|| {
+fn writer_main(_: Jni) {
+    {
         let Some(t) = TRACE.get() else { return };
         t.writer_running.store(true, Ordering::Release);
         loop {
@@ -166,10 +215,17 @@ unsafe extern "system" fn writer_main(_: Env, _: *mut JNIEnv, _: *mut std::ffi::
             let Some(f) = file.as_mut() else { break };
             let batch: Vec<String> = {
                 let mut q = lock(&t.queue);
-                while q.elements.is_empty() && !q.closed {
+                loop {
+                    if q.closed {
+                        break;
+                    }
+                    t.drain_ring(&mut q);
+                    if !q.elements.is_empty() {
+                        break;
+                    }
                     q = t
                         .not_empty
-                        .wait_timeout(q, Duration::from_millis(200))
+                        .wait_timeout(q, WRITER_POLL)
                         .unwrap_or_else(|p| p.into_inner())
                         .0;
                 }
@@ -182,18 +238,27 @@ unsafe extern "system" fn writer_main(_: Env, _: *mut JNIEnv, _: *mut std::ffi::
             write(f, &batch);
         }
         t.writer_running.store(false, Ordering::Release);
-    }));
+    }
 }
 
-/// VM_DEATH: drains the queue, closes the root element and the file.
+/// VM_DEATH: drains the ring and the queue, closes the root element and the file.
 pub fn close() {
     let Some(t) = TRACE.get() else { return };
+    // With `gc`'s order of the same two flags (SeqCst both sides), either that GC's start sees `closing`
+    // and is not recorded, or this sees `in_gc` and waits for its finish: no gcStart without its gcFinish.
+    // This thread runs in native code, which a pause does not stop; the wait is bounded all the same.
+    t.closing.store(true, Ordering::SeqCst);
+    let deadline = std::time::Instant::now() + Duration::from_secs(2);
+    while t.in_gc.load(Ordering::SeqCst) && std::time::Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(1));
+    }
     let rest: Vec<String> = {
         let mut q = lock(&t.queue);
         if q.closed {
             return;
         }
         q.closed = true;
+        t.drain_ring(&mut q);
         q.elements.drain(..).collect()
     };
     t.not_full.notify_all();
@@ -203,12 +268,22 @@ pub fn close() {
     for e in &rest {
         tail.push_str(e);
     }
+    let (starts, finishes, frees) = (
+        t.ring.dropped(Kind::GcStart),
+        t.ring.dropped(Kind::GcFinish),
+        t.ring.dropped(Kind::ObjectFree),
+    );
+    let dropped = t.dropped.load(Ordering::Relaxed) + starts + finishes + frees;
     let _ = writeln!(
         tail,
-        "<traceEnd time=\"{}\" dropped=\"{}\"/>\n</TRACE>",
+        "<traceEnd time=\"{}\" dropped=\"{dropped}\" gcStartsDropped=\"{starts}\" gcFinishesDropped=\"{finishes}\" objFreesDropped=\"{frees}\"/>\n</TRACE>",
         now(),
-        t.dropped.load(Ordering::Relaxed)
     );
+    if dropped > 0 {
+        eprintln!(
+            "instr: the XML trace dropped {dropped} events (gcStart {starts}, gcFinish {finishes}, objFree {frees}; see traceEnd)"
+        );
+    }
     if let Some(mut f) = file.take() {
         if let Err(e) = f.write_all(tail.as_bytes()).and_then(|_| f.sync_all()) {
             eprintln!("instr: cannot finish the XML trace: {e}");
@@ -216,9 +291,9 @@ pub fn close() {
     }
 }
 
-fn emit(element: String, may_wait: bool) {
+fn emit(element: String) {
     if let Some(t) = TRACE.get() {
-        t.push(element, may_wait);
+        t.push(element);
     }
 }
 
@@ -258,7 +333,6 @@ pub fn thread_started(r: &ThreadRecord) {
             r.start_ns,
             if r.before_init { " beforeInit=\"true\"" } else { "" }
         ),
-        true,
     );
 }
 
@@ -270,14 +344,11 @@ pub fn thread_ended(r: &ThreadRecord, time: u64, at_exit: bool) {
         .cpu_ns
         .map(|c| format!(" cpuTime=\"{c}\""))
         .unwrap_or_default();
-    emit(
-        format!(
-            "<threadEnd threadId=\"{}\" time=\"{time}\"{cpu}{}/>\n",
-            r.id,
-            if at_exit { " atExit=\"true\"" } else { "" }
-        ),
-        true,
-    );
+    emit(format!(
+        "<threadEnd threadId=\"{}\" time=\"{time}\"{cpu}{}/>\n",
+        r.id,
+        if at_exit { " atExit=\"true\"" } else { "" }
+    ));
 }
 
 fn class_id(t: &Trace, name: &str) -> (u64, bool) {
@@ -290,8 +361,8 @@ fn class_id(t: &Trace, name: &str) -> (u64, bool) {
     (id, true)
 }
 
-unsafe extern "system" fn class_load(_: Env, env: *mut JNIEnv, thread: jthread, class: jclass) {
-    let _ = catch_unwind(AssertUnwindSafe(|| {
+fn class_load(jni: Jni, thread: jthread, class: jclass) {
+    {
         let (Some(p), Some(t)) = (profiler(), TRACE.get()) else {
             return;
         };
@@ -301,17 +372,14 @@ unsafe extern "system" fn class_load(_: Env, env: *mut JNIEnv, thread: jthread, 
         let name = java_name(&sig);
         let (id, new) = class_id(t, &name);
         if new {
-            let tid = thread_id(p, Jni(env), thread);
-            emit(
-                format!(
-                    "<classDef classId=\"{id}\" className=\"{}\" threadId=\"{tid}\" time=\"{}\"/>\n",
-                    escape(&name),
-                    now()
-                ),
-                true,
-            );
+            let tid = thread_id(p, jni, thread);
+            emit(format!(
+                "<classDef classId=\"{id}\" className=\"{}\" threadId=\"{tid}\" time=\"{}\"/>\n",
+                escape(&name),
+                now()
+            ));
         }
-    }));
+    }
 }
 
 /// An object allocation the rules record (called from `HeapProxy.objectStack`): an `objAlloc` element,
@@ -330,14 +398,11 @@ pub fn object_allocated(jni: Jni, o: jobject, slot: i32) {
             let name = crate::monitors::class_of(p, jni, o);
             let (cid, new) = class_id(t, &name);
             if new {
-                emit(
-                    format!(
-                        "<classDef classId=\"{cid}\" className=\"{}\" time=\"{}\"/>\n",
-                        escape(&name),
-                        now()
-                    ),
-                    true,
-                );
+                emit(format!(
+                    "<classDef classId=\"{cid}\" className=\"{}\" time=\"{}\"/>\n",
+                    escape(&name),
+                    now()
+                ));
             }
             lock(&t.slots).insert(slot, (cid, name.clone()));
             (cid, name)
@@ -353,7 +418,6 @@ pub fn object_allocated(jni: Jni, o: jobject, slot: i32) {
             escape(&name),
             now()
         ),
-        true,
     );
 }
 
@@ -386,24 +450,50 @@ fn current_thread_id(p: &Profiler, jni: Jni) -> i64 {
     id
 }
 
-/// OBJECT_FREE for a tag with `TRACE_TAG_BIT` (service thread: no JNI, must not block).
+/// OBJECT_FREE for a tag with `TRACE_TAG_BIT` (service thread, or a thread in a JVMTI heap function: no
+/// JNI). One ring record: no allocation, no lock, no wait.
 pub fn object_freed(tag: jlong) {
     let Some(t) = TRACE.get() else { return };
-    t.push(
-        format!(
-            "<objFree objId=\"{}\" time=\"{}\"/>\n",
-            tag & !TRACE_TAG_BIT,
-            now()
-        ),
-        false,
-    );
+    if t.closing.load(Ordering::Relaxed) {
+        return;
+    }
+    t.ring.push(Record {
+        kind: Kind::ObjectFree,
+        time: now(),
+        value: (tag & !TRACE_TAG_BIT) as u64,
+    });
+    // A collection can free many traced objects at once: past half full, wake the writer rather than
+    // leave the rest to its poll. Condvar::notify_one is a futex wake: no lock is taken.
+    if t.ring.len() >= t.ring.capacity() / 2 {
+        t.not_empty.notify_one();
+    }
 }
 
-/// GC start and finish (VM thread at a safepoint: must not block).
+/// GC start and finish (VM thread, inside the pause). Atomics, a clock read and one ring record: no
+/// allocation, no lock, no JNI or JVMTI call.
 pub fn gc(start: bool) {
     let Some(t) = TRACE.get() else { return };
-    let name = if start { "gcStart" } else { "gcFinish" };
-    t.push(format!("<{name} time=\"{}\"/>\n", now()), false);
+    if start {
+        // See close(): the flag is raised before `closing` is read.
+        t.in_gc.store(true, Ordering::SeqCst);
+        if t.closing.load(Ordering::SeqCst) {
+            t.in_gc.store(false, Ordering::SeqCst);
+            return;
+        }
+        t.ring.push(Record {
+            kind: Kind::GcStart,
+            time: now(),
+            value: 0,
+        });
+    } else if t.in_gc.load(Ordering::SeqCst) {
+        // Only the finish of a recorded start; pushed before the flag falls, so that close() drains it.
+        t.ring.push(Record {
+            kind: Kind::GcFinish,
+            time: now(),
+            value: 0,
+        });
+        t.in_gc.store(false, Ordering::SeqCst);
+    }
 }
 
 pub fn contended_enter(tid: i64, object: i32, class: &str, owner: Option<i64>, time: u64) {
@@ -418,7 +508,6 @@ pub fn contended_enter(tid: i64, object: i32, class: &str, owner: Option<i64>, t
             "<monContendedEnter threadId=\"{tid}\" objId=\"{object}\" className=\"{}\"{owner} time=\"{time}\"/>\n",
             escape(class)
         ),
-        true,
     );
 }
 
@@ -430,7 +519,6 @@ pub fn contended_entered(tid: i64, object: i32, blocked_ns: u64, time: u64) {
         format!(
             "<monContendedEntered threadId=\"{tid}\" objId=\"{object}\" blockedTime=\"{blocked_ns}\" time=\"{time}\"/>\n"
         ),
-        true,
     );
 }
 
@@ -443,7 +531,6 @@ pub fn monitor_wait(tid: i64, object: i32, class: &str, timeout_ms: i64, time: u
             "<monWait threadId=\"{tid}\" objId=\"{object}\" className=\"{}\" timeout=\"{timeout_ms}\" time=\"{time}\"/>\n",
             escape(class)
         ),
-        true,
     );
 }
 
@@ -455,6 +542,5 @@ pub fn monitor_waited(tid: i64, object: i32, timed_out: bool, waited_ns: u64, ti
         format!(
             "<monWaited threadId=\"{tid}\" objId=\"{object}\" timedOut=\"{timed_out}\" waitedTime=\"{waited_ns}\" time=\"{time}\"/>\n"
         ),
-        true,
     );
 }

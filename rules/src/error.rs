@@ -19,7 +19,7 @@ impl RulesError {
     /// An error at a 1-based line and column of `origin`.
     pub fn at(origin: &str, line: u64, column: u64, problem: String, hint: String) -> RulesError {
         RulesError {
-            origin: origin.to_owned(),
+            origin: one_line(origin),
             location: Some((line, column)),
             problem: one_line(&problem),
             hint: one_line(&hint),
@@ -29,7 +29,7 @@ impl RulesError {
     /// An error with no position: the file could not be read, or an agent option was bad.
     pub fn whole(origin: &str, problem: String, hint: String) -> RulesError {
         RulesError {
-            origin: origin.to_owned(),
+            origin: one_line(origin),
             location: None,
             problem: one_line(&problem),
             hint: one_line(&hint),
@@ -59,14 +59,25 @@ impl RulesError {
         &self.hint
     }
 
-    /// Translates a serde-saphyr error, adding the hints its own messages lack.
-    pub(crate) fn from_yaml(origin: &str, error: &YamlError) -> RulesError {
+    /// Translates a serde-saphyr error, adding the hints its own messages lack. `text` is the file,
+    /// to name the key of the line the error is on: serde-saphyr's messages say what was expected
+    /// ("a whole number") but not of which key.
+    pub(crate) fn from_yaml(origin: &str, text: &str, error: &YamlError) -> RulesError {
         let inner = error.without_snippet();
-        let problem = yaml_problem(inner);
+        let mut problem = yaml_problem(inner);
         let hint = yaml_hint(inner);
         match error.location() {
             // serde-saphyr reports line 0 for "unknown"; we only print positions we believe.
             Some(location) if location.line() > 0 => {
+                if let Some(key) = text
+                    .lines()
+                    .nth(location.line() as usize - 1)
+                    .and_then(key_of_line)
+                {
+                    if !problem.contains(&format!("`{key}`")) {
+                        problem = format!("`{key}`: {problem}");
+                    }
+                }
                 RulesError::at(origin, location.line(), location.column(), problem, hint)
             }
             _ => RulesError::whole(origin, problem, hint),
@@ -86,12 +97,52 @@ impl fmt::Display for RulesError {
 
 impl std::error::Error for RulesError {}
 
+/// The key a block-mapping line sets (`  depth: x` -> `depth`, `- include: [a]` -> `include`).
+fn key_of_line(line: &str) -> Option<&str> {
+    let line = line.trim_start().trim_start_matches("- ").trim_start();
+    let end = line.find(':')?;
+    let key = &line[..end];
+    let is_key = !key.is_empty()
+        && key
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-');
+    is_key.then_some(key)
+}
+
+/// A part of a message (origin, problem or hint), cut at 400 characters: a hostile value can be a
+/// megabyte long, and the parts after it must still be seen.
 fn one_line(text: &str) -> String {
-    text.split(['\n', '\r'])
+    printable(text, 400)
+}
+
+/// `text` as one printable line, for a message that ends up in a terminal or a log: line breaks become
+/// spaces, other control characters escapes (`\u{1b}`), and a text longer than 2,000 characters (more
+/// than a [`RulesError`]'s three parts) is cut with a note of how much was left out.
+pub fn printable_line(text: &str) -> String {
+    printable(text, 2000)
+}
+
+fn printable(text: &str, max_chars: usize) -> String {
+    let joined = text
+        .split(['\n', '\r'])
         .map(str::trim)
         .filter(|s| !s.is_empty())
         .collect::<Vec<_>>()
-        .join(" ")
+        .join(" ");
+    let mut line = String::with_capacity(joined.len().min(max_chars * 2));
+    for (shown, c) in joined.chars().enumerate() {
+        if shown == max_chars {
+            let rest = joined.chars().count() - shown;
+            line.push_str(&format!("... ({rest} more characters)"));
+            break;
+        }
+        if c.is_control() {
+            line.extend(c.escape_default());
+        } else {
+            line.push(c);
+        }
+    }
+    line
 }
 
 /// serde-saphyr's wording, except where it speaks of Rust ("field", "variant", "i64") rather than

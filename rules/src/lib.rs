@@ -17,8 +17,9 @@ use std::path::Path;
 
 use instr_rewriter::probes::Selection;
 
-pub use error::RulesError;
+pub use error::{printable_line, RulesError};
 pub use pattern::{Pattern, PATTERN_SYNTAX};
+pub use validate::check_path_template;
 
 use filter::Filter;
 
@@ -31,6 +32,11 @@ pub const DEFAULT_OUTPUT: &str = "instr-%p";
 
 /// `threads.trace.file` when a rules file enables the trace without naming a file.
 pub const DEFAULT_TRACE: &str = "instr-%p.xml";
+/// The largest rules file read, in bytes: the biggest shipped file is a few KB.
+pub const MAX_RULES_BYTES: u64 = 1 << 20;
+/// The longest report or trace path template accepted: Linux's PATH_MAX.
+pub const MAX_PATH_BYTES: usize = 4096;
+
 /// The largest `threads.deadlocks.watch_ms` accepted (one hour).
 pub const MAX_WATCH_MS: u32 = 3_600_000;
 
@@ -74,22 +80,57 @@ pub struct Rules {
 }
 
 impl Rules {
-    /// Reads and parses a rules file; errors name the file as given.
+    /// Reads and parses a rules file; errors name the file as given. Only a regular file of at most
+    /// [`MAX_RULES_BYTES`] is read: the agent reads it inside `Agent_OnLoad`, where `/dev/zero` would grow
+    /// the JVM without bound and a FIFO or a terminal would block it forever, before it ever starts.
     pub fn from_file(path: &Path) -> Result<Rules, RulesError> {
         let origin = path.display().to_string();
-        let bytes = std::fs::read(path).map_err(|error| {
+        let refuse = |problem: String| {
             RulesError::whole(
                 &origin,
-                format!("cannot read the rules file: {error}"),
+                problem,
                 "check the path given to the agent's `rules=` option or `--rules`".to_owned(),
             )
-        })?;
+        };
+        // Checked before opening: opening a FIFO for reading blocks until a writer comes.
+        let metadata = std::fs::metadata(path)
+            .map_err(|error| refuse(format!("cannot read the rules file: {error}")))?;
+        check_rules_file(&metadata).map_err(&refuse)?;
+        let file = std::fs::File::open(path)
+            .map_err(|error| refuse(format!("cannot read the rules file: {error}")))?;
+        // Again on what was opened, in case the path changed in between.
+        check_rules_file(
+            &file
+                .metadata()
+                .map_err(|error| refuse(format!("cannot read the rules file: {error}")))?,
+        )
+        .map_err(&refuse)?;
+        let mut bytes = Vec::new();
+        // One byte more than allowed tells a file that grew past the limit since the check.
+        std::io::Read::read_to_end(
+            &mut std::io::Read::take(file, MAX_RULES_BYTES + 1),
+            &mut bytes,
+        )
+        .map_err(|error| refuse(format!("cannot read the rules file: {error}")))?;
+        if bytes.len() as u64 > MAX_RULES_BYTES {
+            return Err(refuse(format!(
+                "the rules file is larger than {MAX_RULES_BYTES} bytes"
+            )));
+        }
         let text = String::from_utf8(bytes).map_err(|error| {
-            RulesError::whole(
+            let at = error.utf8_error().valid_up_to();
+            let bytes = error.as_bytes();
+            let (line, column, start) = utf8_position(bytes, at);
+            // The line up to the bad byte, which names the key whose value holds it.
+            let before = String::from_utf8_lossy(&bytes[start..at]);
+            RulesError::at(
                 &origin,
+                line,
+                column,
                 format!(
-                    "the file is not UTF-8 (invalid byte at offset {})",
-                    error.utf8_error().valid_up_to()
+                    "the file is not UTF-8 (invalid byte 0x{:02x} at offset {at}, after `{}`)",
+                    bytes[at],
+                    before.trim()
                 ),
                 "save the rules file as UTF-8".to_owned(),
             )
@@ -105,7 +146,7 @@ impl Rules {
         options.duplicate_keys = serde_saphyr::DuplicateKeyPolicy::Error;
         options.with_snippet = false;
         let file: Option<schema::RulesFile> = serde_saphyr::from_str_with_options(text, options)
-            .map_err(|error| RulesError::from_yaml(origin, &error))?;
+            .map_err(|error| RulesError::from_yaml(origin, text, &error))?;
         // An empty file, or one of comments only, is no document at all: it selects nothing.
         validate::build(file.unwrap_or_default(), origin)
     }
@@ -197,11 +238,11 @@ impl Rules {
             ));
         }
         if let Some(trace) = &threads.trace {
-            validate::check_output(trace).map_err(|problem| {
+            check_path_template("trace", trace).map_err(|problem| {
                 RulesError::whole(
                     "agent option `trace`",
-                    problem.replace("`output`", "`trace`"),
-                    format!("`trace` is a file path where `%p` stands for the process id, e.g. \"{DEFAULT_TRACE}\""),
+                    problem,
+                    validate::output_hint("trace", DEFAULT_TRACE),
                 )
             })?;
         }
@@ -273,10 +314,60 @@ impl Rules {
         self.live = 0;
     }
 
-    /// Overrides `output` from the agent's inline option string (`file=out-%p` or `output=…`).
-    pub fn set_output(&mut self, output: String) {
+    /// Overrides `output` from the agent's inline option string (`file=out-%p` or `output=…`), checked
+    /// as the rules file's `output` is; `key` is the option's name, for the message.
+    pub fn set_output(&mut self, key: &str, output: String) -> Result<(), RulesError> {
+        check_path_template(key, &output).map_err(|problem| {
+            RulesError::whole(
+                &format!("agent option `{key}`"),
+                problem,
+                validate::output_hint(key, DEFAULT_OUTPUT),
+            )
+        })?;
         self.output = output;
+        Ok(())
     }
+}
+
+/// Refuses what is not a regular file, or is one too large to be a rules file.
+fn check_rules_file(metadata: &std::fs::Metadata) -> Result<(), String> {
+    if !metadata.is_file() {
+        let kind = metadata.file_type();
+        let what = if kind.is_dir() {
+            "a directory"
+        } else {
+            use std::os::unix::fs::FileTypeExt;
+            if kind.is_fifo() {
+                "a FIFO"
+            } else if kind.is_char_device() || kind.is_block_device() {
+                "a device"
+            } else if kind.is_socket() {
+                "a socket"
+            } else {
+                "not a regular file"
+            }
+        };
+        return Err(format!("the rules file is {what}, not a regular file"));
+    }
+    if metadata.len() > MAX_RULES_BYTES {
+        return Err(format!(
+            "the rules file is {} bytes, larger than {MAX_RULES_BYTES}",
+            metadata.len()
+        ));
+    }
+    Ok(())
+}
+
+/// 1-based line and column (in characters) of byte `at`, and where its line starts.
+fn utf8_position(bytes: &[u8], at: usize) -> (u64, u64, usize) {
+    let start = bytes[..at]
+        .iter()
+        .rposition(|&b| b == b'\n')
+        .map_or(0, |newline| newline + 1);
+    let line = bytes[..start].iter().filter(|&&b| b == b'\n').count() as u64 + 1;
+    // bytes[..at] is valid UTF-8: that is what valid_up_to means.
+    let column = String::from_utf8_lossy(&bytes[start..at]).chars().count() as u64 + 1;
+    (line, column, start)
 }
 
 /// `%p` becomes `pid` and `%%` a `%`; any other `%` is kept as is.

@@ -9,7 +9,8 @@ use crate::filter::Filter;
 use crate::pattern::{Pattern, PATTERN_SYNTAX};
 use crate::schema::{ProbeName, RulesFile, ThreadsSection};
 use crate::{
-    Rules, ThreadRules, DEFAULT_DEPTH, DEFAULT_OUTPUT, DEFAULT_TRACE, MAX_DEPTH, MAX_WATCH_MS,
+    Rules, ThreadRules, DEFAULT_DEPTH, DEFAULT_OUTPUT, DEFAULT_TRACE, MAX_DEPTH, MAX_PATH_BYTES,
+    MAX_WATCH_MS,
 };
 
 pub(crate) fn build(file: RulesFile, origin: &str) -> Result<Rules, RulesError> {
@@ -35,8 +36,16 @@ pub(crate) fn build(file: RulesFile, origin: &str) -> Result<Rules, RulesError> 
 
     if let Some(methods) = file.methods {
         rules.method_filter = Filter::new(
-            patterns(origin, methods.include.unwrap_or_default())?,
-            patterns(origin, methods.exclude.unwrap_or_default())?,
+            patterns(
+                origin,
+                "methods.include",
+                methods.include.unwrap_or_default(),
+            )?,
+            patterns(
+                origin,
+                "methods.exclude",
+                methods.exclude.unwrap_or_default(),
+            )?,
         );
         rules.bridges = methods.bridges.unwrap_or(false);
         rules.synthetic = methods.synthetic.unwrap_or(false);
@@ -44,12 +53,16 @@ pub(crate) fn build(file: RulesFile, origin: &str) -> Result<Rules, RulesError> 
 
     if let Some(allocations) = file.allocations {
         let include = match allocations.include {
-            Some(include) => patterns(origin, include)?,
+            Some(include) => patterns(origin, "allocations.include", include)?,
             None => Filter::everything_patterns(),
         };
         rules.allocation_filter = Filter::new(
             include,
-            patterns(origin, allocations.exclude.unwrap_or_default())?,
+            patterns(
+                origin,
+                "allocations.exclude",
+                allocations.exclude.unwrap_or_default(),
+            )?,
         );
         if let Some(depth) = allocations.depth {
             rules.depth = depth_in_range(depth.value).ok_or_else(|| {
@@ -95,15 +108,12 @@ pub(crate) fn build(file: RulesFile, origin: &str) -> Result<Rules, RulesError> 
     }
 
     if let Some(output) = file.output {
-        check_output(&output.value).map_err(|problem| {
+        check_path_template("output", &output.value).map_err(|problem| {
             error_at(
                 origin,
                 &output,
                 problem,
-                format!(
-                    "`output` is a path prefix where `%p` stands for the process id and `%%` for \
-                     a literal `%`, e.g. \"{DEFAULT_OUTPUT}\""
-                ),
+                output_hint("output", DEFAULT_OUTPUT),
             )
         })?;
         rules.output = output.value;
@@ -142,15 +152,12 @@ fn threads_section(origin: &str, section: ThreadsSection) -> Result<ThreadRules,
     if let Some(trace) = section.trace {
         let file = match trace.file {
             Some(file) => {
-                check_output(&file.value).map_err(|problem| {
+                check_path_template("trace.file", &file.value).map_err(|problem| {
                     error_at(
                         origin,
                         &file,
-                        problem.replace("`output`", "`trace.file`"),
-                        format!(
-                            "`trace.file` is a path where `%p` stands for the process id and `%%` \
-                             for a literal `%`, e.g. \"{DEFAULT_TRACE}\""
-                        ),
+                        problem,
+                        output_hint("trace.file", DEFAULT_TRACE),
                     )
                 })?;
                 file.value
@@ -181,19 +188,66 @@ pub(crate) fn depth_hint() -> String {
     format!("`depth` is the number of stack frames recorded per allocation site, 0 (per class only) to {MAX_DEPTH} (default {DEFAULT_DEPTH})")
 }
 
-fn patterns(origin: &str, written: Vec<Spanned<String>>) -> Result<Vec<Pattern>, RulesError> {
+/// The patterns of `key` (`methods.include`, ...), each checked; errors name the key.
+fn patterns(
+    origin: &str,
+    key: &str,
+    written: Vec<Spanned<String>>,
+) -> Result<Vec<Pattern>, RulesError> {
     written
         .into_iter()
         .map(|pattern| {
-            Pattern::parse(&pattern.value)
-                .map_err(|problem| error_at(origin, &pattern, problem, PATTERN_SYNTAX.to_owned()))
+            if pattern.value.len() > MAX_PATTERN_BYTES {
+                // No class or method name can be this long, so such a pattern selects nothing.
+                return Err(error_at(
+                    origin,
+                    &pattern,
+                    format!(
+                        "`{key}`: a pattern of {} bytes, longer than any JVM name ({MAX_PATTERN_BYTES})",
+                        pattern.value.len()
+                    ),
+                    PATTERN_SYNTAX.to_owned(),
+                ));
+            }
+            Pattern::parse(&pattern.value).map_err(|problem| {
+                error_at(
+                    origin,
+                    &pattern,
+                    format!("`{key}`: {problem}"),
+                    PATTERN_SYNTAX.to_owned(),
+                )
+            })
         })
         .collect()
 }
 
-pub(crate) fn check_output(template: &str) -> Result<(), String> {
+/// The longest pattern accepted: a class file's names are CONSTANT_Utf8 entries of at most 65,535 bytes.
+const MAX_PATTERN_BYTES: usize = 65_535;
+
+/// Checks a report or trace path template (`output`, `threads.trace.file`, the agent's `file=` and
+/// `trace=`); `key` names it in the message. Shared so that the option and the key refuse the same values.
+pub fn check_path_template(key: &str, template: &str) -> Result<(), String> {
     if template.is_empty() {
-        return Err("`output` is empty".to_owned());
+        // An empty prefix would write hidden files `.json`, `.txt`, ... in the working directory.
+        return Err(format!("`{key}` is empty"));
+    }
+    if template.len() > MAX_PATH_BYTES {
+        return Err(format!(
+            "`{key}` is {} bytes long, longer than a path can be ({MAX_PATH_BYTES})",
+            template.len()
+        ));
+    }
+    if let Some(c) = template.chars().find(|c| c.is_control()) {
+        return Err(format!(
+            "`{key}` \"{}\" holds the control character {c:?}",
+            template.escape_debug()
+        ));
+    }
+    if template.ends_with('/') {
+        // The reports would be hidden files `.json`, `.txt`, ... in that directory.
+        return Err(format!(
+            "`{key}` \"{template}\" ends with `/`: it names a directory, not a file name prefix"
+        ));
     }
     let mut chars = template.chars();
     while let Some(c) = chars.next() {
@@ -202,14 +256,21 @@ pub(crate) fn check_output(template: &str) -> Result<(), String> {
                 Some('p' | '%') => {}
                 Some(other) => {
                     return Err(format!(
-                        "`output` \"{template}\" has unknown escape `%{other}`"
+                        "`{key}` \"{template}\" has unknown escape `%{other}`"
                     ))
                 }
-                None => return Err(format!("`output` \"{template}\" ends with a lone `%`")),
+                None => return Err(format!("`{key}` \"{template}\" ends with a lone `%`")),
             }
         }
     }
     Ok(())
+}
+
+pub(crate) fn output_hint(key: &str, example: &str) -> String {
+    format!(
+        "`{key}` is a file path prefix where `%p` stands for the process id and `%%` for a literal \
+         `%`, e.g. \"{example}\""
+    )
 }
 
 fn error_at<T>(origin: &str, value: &Spanned<T>, problem: String, hint: String) -> RulesError {

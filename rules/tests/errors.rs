@@ -1,6 +1,8 @@
 //! Strict validation: every mistake is one line naming the file, line and column of the offending
 //! key or value, with a hint.
 
+use std::path::Path;
+
 use instr_rules::{Rules, RulesError};
 
 fn reject(text: &str) -> RulesError {
@@ -207,5 +209,92 @@ fn error_is_a_std_error() {
             .to_string()
             .starts_with("rules.yaml:1:1: unknown key `prbes`; hint: valid keys here are `probes`"),
         "{error}"
+    );
+}
+
+/// The agent reads the rules file before the JVM starts: what is not a small regular file is refused
+/// without being read (`/dev/zero` grew a JVM to 9 GB; a FIFO blocked it forever), and every refusal
+/// is one line naming the problem.
+#[test]
+fn only_small_regular_files_are_read() {
+    let dir = tempfile::tempdir().unwrap();
+    let fifo = dir.path().join("fifo.yaml");
+    let made = std::process::Command::new("mkfifo")
+        .arg(&fifo)
+        .status()
+        .unwrap();
+    assert!(made.success());
+    let big = dir.path().join("big.yaml");
+    // Comments only: valid if it were read, so only its size can refuse it.
+    std::fs::write(&big, "#".repeat(1 << 20) + "\n").unwrap();
+    let cases = [
+        (Path::new("/dev/zero"), "a device"),
+        (fifo.as_path(), "a FIFO"),
+        (dir.path(), "a directory"),
+        (big.as_path(), "larger than 1048576"),
+    ];
+    for (path, problem) in cases {
+        let error = Rules::from_file(path).unwrap_err();
+        assert!(
+            error.problem().contains(problem),
+            "{}: {error}",
+            path.display()
+        );
+        assert!(!error.to_string().contains('\n'));
+    }
+    let just_small = dir.path().join("small.yaml");
+    std::fs::write(&just_small, "#".repeat((1 << 20) - 1) + "\n").unwrap();
+    assert!(
+        Rules::from_file(&just_small).is_ok(),
+        "a file of exactly 1 MiB"
+    );
+}
+
+#[test]
+fn bytes_that_are_not_utf8_are_located() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("bad.yaml");
+    std::fs::write(&path, b"probes: [objects]\nallocations:\n  depth: 4\xff\n").unwrap();
+    let error = Rules::from_file(&path).unwrap_err();
+    assert_eq!(
+        (error.line(), error.column()),
+        (Some(3), Some(11)),
+        "{error}"
+    );
+    assert!(
+        error.problem().contains("0xff") && error.problem().contains("depth: 4"),
+        "{error}"
+    );
+}
+
+#[test]
+fn type_errors_name_their_key() {
+    for (yaml, key) in [
+        ("allocations:\n  live: lots\n", "`live`"),
+        (
+            "threads:\n  deadlocks:\n    watch_ms: 99999999999999999999999\n",
+            "`watch_ms`",
+        ),
+        ("methods:\n  bridges: 1\n", "`bridges`"),
+        ("threads: -1\n", "`threads`"),
+    ] {
+        let error = reject(yaml);
+        assert!(error.problem().contains(key), "{yaml:?}: {error}");
+    }
+    let long = format!(
+        "probes: [objects]\nallocations:\n  include: [\"{}\"]\n",
+        "x".repeat(70_000)
+    );
+    let error = reject(&long);
+    assert!(
+        error
+            .problem()
+            .starts_with("`allocations.include`: a pattern of 70000 bytes"),
+        "{error}"
+    );
+    assert!(
+        error.to_string().len() < 1500,
+        "{} bytes",
+        error.to_string().len()
     );
 }

@@ -83,8 +83,17 @@ fn output_template_expansion() {
     let mut rules = parse("output: \"/tmp/run-%p-100%%\"\n");
     assert_eq!(rules.output(), "/tmp/run-%p-100%%");
     assert_eq!(rules.output_path(1234), "/tmp/run-1234-100%");
-    rules.set_output("x-%p-%p-%z%".to_owned());
-    assert_eq!(rules.output_path(5), "x-5-5-%z%");
+    rules.set_output("file", "x-%p-%p-%%".to_owned()).unwrap();
+    assert_eq!(rules.output_path(5), "x-5-5-%");
+    // The agent's `file=` is checked as `output` is: these would name files nobody asked for.
+    for bad in ["", "%", "a%x", "x-%z%", "reports/", "a\nb"] {
+        let error = rules.set_output("file", bad.to_owned()).unwrap_err();
+        assert!(
+            error.to_string().starts_with("agent option `file`: `file`"),
+            "{error}"
+        );
+        assert_eq!(rules.output_path(5), "x-5-5-%", "{bad:?} was kept");
+    }
     assert_eq!(Rules::empty().output_path(99), "instr-99");
 }
 

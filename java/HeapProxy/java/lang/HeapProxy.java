@@ -160,8 +160,11 @@ public final class HeapProxy {
 
     // ---- natives (exported by libinstr.so as Java_java_lang_HeapProxy_*), called by HeapProxyAllocs too
 
-    /** A class seen for the first time: the agent records its instance size under its dense index. */
-    static native void classSeen(int index, Object instance);
+    /**
+     * A class seen for the first time: the agent gives the dense index of its name (the same for every class of
+     * that name, whichever loader defined it) and records the name and instance size under it; -1 when full.
+     */
+    static native int classIndex(Class<?> c, Object instance);
     /** Reports an object to the XML trace (docs/XML-TRACE.md). */
     static native void traceObject(Object o, int index);
     /** Tags an object sampled for live tracking with its class's dense index (depth 0). */
@@ -209,14 +212,15 @@ public final class HeapProxy {
         return started() ? HeapProxyAllocs.siteTotals() : new long[0];
     }
 
-    /** For the agent's reports: the classes by dense index (nulls between). */
-    static Class<?>[] classesByIndex() {
-        return started() ? HeapProxyAllocs.BY_INDEX : new Class<?>[0];
+    /** Hash slots holding a class that has not unloaded; for tests of the table's bound and diagnosis. */
+    public static int classSlotsHeld() {
+        return started() ? HeapProxyAllocs.classSlotsHeld() : 0;
     }
 
     /** Called by the agent (JNI) from JVMTI ThreadEnd, on the ending thread: its rows join the shared totals. */
     static void retireThread() {
         if (started()) HeapProxyAllocs.retire();
+        HeapProxyCalls.retire();
     }
 
     /**

@@ -16,11 +16,17 @@
  *    path. A thread whose slot another live thread holds, a thread with slot 0 (the "no rows" slot the hot path
  *    falls back to), a thread not yet given a tid and a virtual thread (no THREAD_END event tells when it is done)
  *    count in the shared arrays, exactly and as slowly as before. Slots are freed when their thread ends.
- *  - Classes. A class gets a dense index the first time it is seen (identity-hash open addressing in CLASSES, the
- *    index claimed by CAS), so that a thread's class row is as long as the highest index it touched, not as the
- *    whole hash table. Row columns are 2 * index (instances) and 2 * index + 1 (array bytes); columns 0 and 1
- *    hold the row's sampling salt. COLUMNS gives the column by hash slot; an array class whose elements are
- *    arrays gets the NESTED bit, which keeps it off the fast path (its sub-arrays are counted too).
+ *  - Classes. A class is found by identity hash in CLASSES (open addressing, slots claimed by CAS) and gets a
+ *    dense index there the first time it is seen, so that a thread's class row is as long as the highest index it
+ *    touched, not as the whole hash table. The agent gives the index, one per class *name* (classIndex): a class
+ *    defined again by each of 10,000 throw-away loaders counts in one column under its name, and the counts of an
+ *    unloaded class stay in the rows. Row columns are 2 * index (instances) and 2 * index + 1 (array bytes);
+ *    columns 0 and 1 hold the row's sampling salt. COLUMNS gives the column by hash slot; an array class whose
+ *    elements are arrays gets the NESTED bit, which keeps it off the fast path (its sub-arrays are counted too).
+ *  - Unloading. The table must not keep a class loaded. A class that can never unload (boot, platform and
+ *    application loaders, not hidden) is held by its Class, which the hot path compares at once; any other class
+ *    by a WeakReference, compared through its referent on the next step of the hot path. Once such a class has
+ *    unloaded, sweep() frees its slot (FREED, which lookups pass over and inserts reuse).
  *  - Sites. Site ids come from the rewriter, dense already but up to 2^20 of them, and a thread touches few: site
  *    rows are pages of PAGE sites, made on first use ([2j] count, [2j + 1] array bytes).
  *
@@ -29,11 +35,16 @@
  * inlines nothing bigger); the rare work is in the *Slowly methods.
  *
  * Rules (as for HeapProxy: Object.<init> runs this for every object): allocate no object (arrays are fine: a row
- * or page when a thread first needs it, the totals), throw nothing, call no JDK method that could carry a probe
- * (only Thread.currentThread, getClass, System.identityHashCode, System.arraycopy and Unsafe). The <clinit> may
- * do work: nothing reaches this class before HeapProxy.engage().
+ * or page when a thread first needs it, the totals; the weak keys are made by Unsafe.allocateInstance, which runs
+ * no constructor, so neither an allocation nor a call is counted that the program did not make), throw nothing,
+ * call no JDK method that could carry a probe (only Thread.currentThread, getClass, Class.isHidden,
+ * System.identityHashCode, System.arraycopy and Unsafe). The <clinit> may do work: nothing reaches this class
+ * before HeapProxy.engage().
  */
 package java.lang;
+
+import java.lang.ref.Reference;
+import java.lang.ref.WeakReference;
 
 import jdk.internal.misc.Unsafe;
 
@@ -77,13 +88,25 @@ final class HeapProxyAllocs {
     private static final int NESTED = 1 << 30;
     private static final int CLASS_SLOTS = powerOfTwo(HeapProxy.classSlots, 2);
     private static final int CLASS_MASK = CLASS_SLOTS - 1;
-    /** Classes by identity hash, open addressing; a slot is claimed once with a CAS and never freed. */
-    private static final Class<?>[] CLASSES = new Class<?>[CLASS_SLOTS];
+    /**
+     * Classes by identity hash, open addressing: the Class of a class that never unloads, a WeakReference to any
+     * other, or FREED (its class unloaded). A slot is claimed with a CAS.
+     */
+    private static final Object[] CLASSES = new Object[CLASS_SLOTS];
+    /** A slot whose class unloaded: lookups go past it, inserts may take it. An array: allocated uncounted. */
+    private static final Object FREED = new long[0];
     /** By hash slot: the class's row column (2 * index, | NESTED), NONE until the index is assigned. */
     private static final int[] COLUMNS = filled(CLASS_SLOTS, NONE);
-    /** By dense index: the class (index 0 is never assigned; a lost race leaves a null hole). */
-    static final Class<?>[] BY_INDEX = new Class<?>[CLASS_SLOTS];
-    private static final long[] NEXT_INDEX = { 1 };
+    private static final long REFERENT = U.objectFieldOffset(Reference.class, "referent");
+    private static final long QUEUE = U.objectFieldOffset(Reference.class, "queue");
+    private static final long LOADER = U.objectFieldOffset(Class.class, "classLoader");
+    /** The queue a WeakReference made without one has (ReferenceQueue.NULL, renamed NULL_QUEUE in JDK 25). */
+    private static final Object NO_QUEUE = U.getReference(new WeakReference<Object>(null), QUEUE);
+    private static final ClassLoader PLATFORM = ClassLoader.getPlatformClassLoader();
+    private static final ClassLoader SYSTEM = ClassLoader.getSystemClassLoader();
+    /** Weak keys made since the last sweep; a sweep every SWEEP_EVERY of them bounds the dead slots. */
+    private static final long[] WEAK_MADE = new long[1];
+    private static final int SWEEP_EVERY = 256;
     private static final long[] EMPTY = new long[0];
     private static final long[][] CLASS_ROWS = rows(SLOTS);
     /** Columns as in a row: retired threads and threads without a slot (atomic adds). */
@@ -167,11 +190,22 @@ final class HeapProxyAllocs {
      */
     private static int column(Class<?> c) {
         int i = System.identityHashCode(c) & CLASS_MASK;
-        return CLASSES[i] == c ? COLUMNS[i] : neighbour(c, i ^ 1);
+        return CLASSES[i] == c ? COLUMNS[i] : neighbour(c, i);
     }
 
-    private static int neighbour(Class<?> c, int j) {
-        return CLASSES[j] == c ? COLUMNS[j] : NONE;
+    private static int neighbour(Class<?> c, int i) {
+        int j = i ^ 1;
+        return CLASSES[j] == c ? COLUMNS[j] : weakly(c, i);
+    }
+
+    /** The same pair of slots, for a class held by a WeakReference (one that can unload). */
+    private static int weakly(Class<?> c, int i) {
+        return refersTo(CLASSES[i], c) ? COLUMNS[i] : refersTo(CLASSES[i ^ 1], c) ? COLUMNS[i ^ 1] : NONE;
+    }
+
+    /** Whether slot content k is a weak key of c (Unsafe reads the referent with the GC's barrier for it). */
+    private static boolean refersTo(Object k, Class<?> c) {
+        return k instanceof WeakReference && U.getReference(k, REFERENT) == c;
     }
 
     /** objectAlloc, counting only. */
@@ -381,36 +415,81 @@ final class HeapProxyAllocs {
     private static int columnSlowly(Object o) {
         Class<?> c = o.getClass();
         int home = System.identityHashCode(c) & CLASS_MASK;
-        // Slots in the order home, home ^ 1, home ^ 2...: every slot once, the pair column() looks at first.
-        for (int probes = 0; probes <= CLASS_MASK; probes++) {
-            int i = home ^ probes;
-            long at = REFS + i * REF_SCALE;
-            Object k = U.getReferenceAcquire(CLASSES, at);
-            if (k == null) k = U.compareAndSetReference(CLASSES, at, null, c) ? c : U.getReferenceAcquire(CLASSES, at);
-            if (k == c) {
-                int column = U.getIntAcquire(COLUMNS, INTS + i * INT_SCALE);
-                return column != NONE ? column : assign(i, o, c);
+        // A claim lost to another thread starts the search again: that thread may have inserted c itself.
+        for (int attempt = 0; attempt < 64; attempt++) {
+            int free = -1;
+            Object seen = null;
+            // Slots in the order home, home ^ 1, home ^ 2...: every slot once, the pair column() looks at first.
+            for (int probes = 0; probes <= CLASS_MASK; probes++) {
+                int i = home ^ probes;
+                Object k = U.getReferenceAcquire(CLASSES, REFS + i * REF_SCALE);
+                if (k == c || refersTo(k, c)) {
+                    int column = U.getIntAcquire(COLUMNS, INTS + i * INT_SCALE);
+                    return column != NONE ? column : assign(i, o, c);
+                }
+                if (k == FREED && free < 0) {
+                    free = i;
+                    seen = k;
+                } else if (k == null) {
+                    if (free < 0) {
+                        free = i;
+                        seen = null;
+                    }
+                    break;
+                }
             }
+            if (free < 0) break;
+            Object key = keyOf(c);
+            if (U.compareAndSetReference(CLASSES, REFS + free * REF_SCALE, seen, key)) return assign(free, o, c);
         }
         dropped();
         return -1;
     }
 
     /**
-     * Gives the class in hash slot i its dense index. Racing threads each take an index and the first CAS of the
-     * column wins; a loser's index was never published and stays a hole. The class and its instance size are
-     * recorded before the column is published, so no count can be read without them.
+     * What the table holds for c: c itself when it can never unload, else a WeakReference to it. The reference is
+     * made without its constructor (which carries probes the program did not call) and with the fields the
+     * constructor would set; the GC treats it as any WeakReference.
+     */
+    private static Object keyOf(Class<?> c) {
+        Object loader = U.getReference(c, LOADER);
+        if ((loader == null || loader == PLATFORM || loader == SYSTEM) && !c.isHidden()) return c;
+        if (U.getAndAddLong(WEAK_MADE, LONGS, 1) % SWEEP_EVERY == SWEEP_EVERY - 1) sweep();
+        try {
+            Object w = U.allocateInstance(WeakReference.class);
+            U.putReference(w, QUEUE, NO_QUEUE);
+            U.putReferenceRelease(w, REFERENT, c);
+            return w;
+        } catch (Throwable e) {
+            return c; // cannot happen for WeakReference; counting still works, the class just cannot unload
+        }
+    }
+
+    /**
+     * Frees the slots of classes that have unloaded. Their column is unset first, so a class that takes the slot
+     * later never finds the old column; nothing looks the dead class up (no instance of it can be allocated).
+     */
+    private static void sweep() {
+        for (int i = 0; i < CLASS_SLOTS; i++) {
+            Object k = U.getReferenceAcquire(CLASSES, REFS + i * REF_SCALE);
+            if (k instanceof WeakReference && U.getReference(k, REFERENT) == null) {
+                U.putIntRelease(COLUMNS, INTS + i * INT_SCALE, NONE);
+                U.compareAndSetReference(CLASSES, REFS + i * REF_SCALE, k, FREED);
+            }
+        }
+    }
+
+    /**
+     * Gives the class in hash slot i its column, from the dense index the agent keeps for its name. Racing
+     * threads get the same index; the first CAS of the column publishes it. The agent records the class's name
+     * and instance size before returning the index, so no count can be read without them.
      */
     private static int assign(int i, Object o, Class<?> c) {
         long at = INTS + i * INT_SCALE;
-        long index = U.getAndAddLong(NEXT_INDEX, LONGS, 1);
-        if (index < BY_INDEX.length) {
-            int x = (int) index;
+        int x = HeapProxy.classIndex(c, o);
+        if (x > 0 && x < CLASS_SLOTS) {
             int column = x << 1 | (o instanceof Object[] a && holdsArrays(a) ? NESTED : 0);
-            BY_INDEX[x] = c;
-            HeapProxy.classSeen(x, o);
             if (U.compareAndSetInt(COLUMNS, at, NONE, column)) return column;
-            BY_INDEX[x] = null;
         }
         int column = U.getIntAcquire(COLUMNS, at);
         if (column != NONE) return column;
@@ -599,13 +678,23 @@ final class HeapProxyAllocs {
         int home = System.identityHashCode(c) & CLASS_MASK;
         for (int probes = 0; probes <= CLASS_MASK; probes++) {
             int i = home ^ probes;
-            Class<?> k = CLASSES[i];
-            if (k == c) {
+            Object k = CLASSES[i];
+            if (k == c || refersTo(k, c)) {
                 int column = COLUMNS[i];
                 return column == NONE ? -1 : (column & ~NESTED) >> 1;
             }
             if (k == null) return -1;
         }
         return -1;
+    }
+
+    /** Slots holding a class (live ones; freed slots excluded): for the tests' bound on the table. */
+    static int classSlotsHeld() {
+        int n = 0;
+        for (int i = 0; i < CLASS_SLOTS; i++) {
+            Object k = CLASSES[i];
+            if (k != null && k != FREED) n++;
+        }
+        return n;
     }
 }

@@ -53,6 +53,8 @@ public final class HeapProxyCalls {
     private static final Unsafe U = Unsafe.getUnsafe();
     private static final long LONGS = SETTINGS[5];
     private static final long LONG_SCALE = SETTINGS[6];
+    private static final long REFS = SETTINGS[7];
+    private static final long REF_SCALE = SETTINGS[8];
 
     /** times mode: per-thread shadow stacks and trees; otherwise counts only. */
     static final boolean TIMED = SETTINGS[0] != 0;
@@ -72,16 +74,22 @@ public final class HeapProxyCalls {
     /** Offset of Thread.tid, the key of a thread's slot: a constant, so reading it is a plain field load. */
     private static final long TID = U.objectFieldOffset(Thread.class, "tid");
 
-    /** [0]: ids out of range; [1]: events of threads beyond the slot table; [2]: frames beyond the tree limit. */
+    /**
+     * [0]: ids out of range (not counted); [1]: events of threads without a slot (counted in the shared rows, not
+     * timed); [2]: frames beyond the tree limit.
+     */
     private static final long[] dropped = new long[3];
 
     // ---- per thread, by slot
 
     /**
-     * The slot table: Thread.tid of the owner (-1: free). A Thread whose constructor has not yet assigned its
-     * tid (0: a thread the VM attaches runs probes inside its own constructor) gets no slot.
+     * The slot table: Thread.tid of the owner (-1: never used; FREED: an overflow slot its thread gave back at its
+     * end). A Thread whose constructor has not yet assigned its tid (0: a thread the VM attaches runs probes
+     * inside its own constructor) gets no slot. Slot 0 belongs to no thread: it holds the rows and the tree of
+     * the threads that ended (retire()), written under LOCK only.
      */
     private static final long[] tids = unowned((int) SETTINGS[4]);
+    private static final long FREED = -2;
     private static final Thread[] owners = new Thread[tids.length];
     /**
      * Per thread, by method id: entries and exceptional exits (times mode: entries only of the frames the tree
@@ -113,6 +121,23 @@ public final class HeapProxyCalls {
     static final int DEPTH = 0, LAST = 1, READ_WALL = 2, READ_CPU = 3, NODES = 4, TOUCHED = 5, REPAIRED = 6,
             UNMATCHED = 7, SKIPPING = 8, FIRST_WALL = 9, FIRST_CPU = 10, READS = 11, TRUNCATED = 12,
             PARKED_LAST = 13;
+
+    /**
+     * Threads without a slot (more than the overflow slots alive at once, or a tid not yet assigned) count here,
+     * by method id, with atomic adds: exact, only slower, and untimed. Pages of PAGE ids, made by CAS on first
+     * use and never replaced (an add into a page being replaced could be lost). Exits: times mode only.
+     */
+    private static final int PAGE_SHIFT = 10;
+    private static final int PAGE = 1 << PAGE_SHIFT;
+    private static final long[][] sharedEnters = new long[(MAX_IDS + PAGE - 1) >> PAGE_SHIFT][];
+    private static final long[][] sharedUnwinds = new long[sharedEnters.length][];
+    private static final long[][] sharedExits = new long[TIMED ? sharedEnters.length : 0][];
+
+    /**
+     * Held by retire() (which moves an ending thread's counts to slot 0), by the readers of this class and by
+     * the agent's report (JNI MonitorEnter), so that each count is read exactly once.
+     */
+    private static final long[] LOCK = new long[0];
 
     static final long INTERVAL_NS = 1_000_000L;
     static final long OUTERMOST_READ_NS = 50_000L;
@@ -175,9 +200,14 @@ public final class HeapProxyCalls {
      * returns the slot, or -1 when the event could not be counted.
      */
     private static int countSlowly(long[][] table, int id) {
-        int s = slot();
-        if (s < 0) return -1;
         if (id <= 0 || id >= MAX_IDS) { add(dropped, 0); return -1; }
+        // In times mode only an entry claims a slot: a frame entered without one must also end without one,
+        // in the shared rows, or its exit would reach a new tree that never saw the frame (an unmatched exit).
+        int s = TIMED && table != enters ? found() : slot();
+        if (s < 0) {
+            shared(table == enters ? sharedEnters : sharedUnwinds, id);
+            return -1;
+        }
         long[] c = table[s];
         if (id >= c.length) {
             int n = c.length;
@@ -291,16 +321,17 @@ public final class HeapProxyCalls {
 
     @DontInline
     private static void timedEnterSlowly(int id) {
-        int s = slot();
-        if (s < 0) return;
         if (id <= 0 || id >= MAX_IDS) { add(dropped, 0); return; }
-        enterFully(s, id, now());
+        int s = slot();
+        if (s < 0) shared(sharedEnters, id);
+        else enterFully(s, id, now());
     }
 
     @DontInline
     private static void timedExitSlowly(int id, boolean unwind) {
-        int s = unwind ? countSlowly(unwinds, id) : slot();
+        int s = unwind ? countSlowly(unwinds, id) : found();
         if (s >= 0) exitFully(s, id, now());
+        else if (!unwind && id > 0 && id < MAX_IDS) shared(sharedExits, id);
     }
 
     // ---- natives (libinstr.so, agent/src/calls.rs)
@@ -334,6 +365,13 @@ public final class HeapProxyCalls {
 
     /** Entries by method id, summed over all threads (a new array), for the test API's snapshots. */
     public static long[] callCounts() {
+        synchronized (LOCK) {
+            return callCountsLocked();
+        }
+    }
+
+    private static long[] callCountsLocked() {
+        long[] shared = flat(sharedEnters);
         long[] out = new long[1];
         for (int pass = 0; pass < 2; pass++) {
             // The first pass finds the largest id, the second adds.
@@ -357,6 +395,10 @@ public final class HeapProxyCalls {
             }
             if (pass == 0) out = new long[used];
         }
+        for (int id = 1; id < out.length && id < shared.length; id++) out[id] += shared[id];
+        for (int id = out.length; id < shared.length; id++) {
+            if (shared[id] != 0) { out = grown(out, id); out[id] = shared[id]; }
+        }
         return out;
     }
 
@@ -370,7 +412,13 @@ public final class HeapProxyCalls {
 
     /** Zeroes the per-thread call counts and times (other threads may be running meanwhile). */
     public static void reset() {
-        for (long[][] table : new long[][][] { enters, unwinds }) {
+        synchronized (LOCK) {
+            resetLocked();
+        }
+    }
+
+    private static void resetLocked() {
+        for (long[][] table : new long[][][] { enters, unwinds, sharedEnters, sharedUnwinds, sharedExits }) {
             for (long[] c : table) {
                 if (c != null) for (int i = 0; i < c.length; i++) c[i] = 0;
             }
@@ -591,7 +639,8 @@ public final class HeapProxyCalls {
      * The current thread's slot; -1 when it has none. Thread ids are unique, so a thread whose tid is below
      * `direct` simply owns slot tid: the hot path is one load of the tid and one of the slot's counts, with no
      * search and no compare against an owner. Larger tids (long-running programs that make many threads)
-     * claim a slot in the overflow part [direct, length) by CAS, found by open addressing.
+     * claim a slot in the overflow part [direct, length) by CAS, found by open addressing, and give it back
+     * when they end (retire()), so the overflow slots bound the threads alive at once, not those of the run.
      */
     private static int slot() {
         long tid = U.getLong(Thread.currentThread(), TID);
@@ -610,16 +659,27 @@ public final class HeapProxyCalls {
             return i;
         }
         int overflow = o.length - DIRECT;
-        if (overflow <= 0) { add(dropped, 1); return -1; }
-        int i = DIRECT + (int) (tid % overflow);
-        for (int probes = 0; probes < overflow; probes++) {
-            long x = o[i];
-            if (x == tid) return enters[i] == null ? -1 : i;
-            if (x == -1 && U.compareAndSetLong(o, LONGS + i * LONG_SCALE, -1L, tid)) {
-                init(i);
-                return i;
+        // A few rounds: a CAS lost to another thread's claim of the same free slot looks again.
+        for (int round = 0; overflow > 0 && round < 4; round++) {
+            int i = DIRECT + (int) (tid % overflow);
+            int free = -1;
+            long freeWas = 0;
+            // Up to the thread's own slot or a never-used one (the end of every chain); freed slots are passed
+            // over, since the thread's slot may lie beyond one, and the first of them is remembered.
+            for (int probes = 0; probes < overflow; probes++) {
+                long x = o[i];
+                if (x == tid) return enters[i] == null ? -1 : i;
+                if (x == -1 || x == FREED) {
+                    if (free < 0) { free = i; freeWas = x; }
+                    if (x == -1) break;
+                }
+                i = i + 1 < o.length ? i + 1 : DIRECT;
             }
-            i = i + 1 < o.length ? i + 1 : DIRECT;
+            if (free < 0) break;
+            if (U.compareAndSetLong(o, LONGS + free * LONG_SCALE, freeWas, tid)) {
+                init(free);
+                return free;
+            }
         }
         add(dropped, 1);
         return -1;
@@ -651,5 +711,174 @@ public final class HeapProxyCalls {
 
     private static void add(long[] table, int index) {
         U.getAndAddLong(table, LONGS + index * LONG_SCALE, 1L);
+    }
+
+    /** One event of method `id` of a thread without a slot: an atomic add in its page of `pages`. */
+    private static void shared(long[][] pages, int id) {
+        int p = id >>> PAGE_SHIFT;
+        long[] page = (long[]) U.getReferenceAcquire(pages, REFS + p * REF_SCALE);
+        if (page == null) {
+            U.compareAndSetReference(pages, REFS + p * REF_SCALE, null, new long[PAGE]);
+            page = (long[]) U.getReferenceAcquire(pages, REFS + p * REF_SCALE);
+        }
+        add(page, id & (PAGE - 1));
+    }
+
+    /** The shared pages as one array by method id (read under LOCK, or racing with atomic adds: each seen once). */
+    private static long[] flat(long[][] pages) {
+        long[] out = new long[pages.length << PAGE_SHIFT];
+        for (int p = 0; p < pages.length; p++) {
+            long[] page = (long[]) U.getReferenceAcquire(pages, REFS + p * REF_SCALE);
+            if (page == null) continue;
+            for (int j = 0; j < PAGE; j++) out[(p << PAGE_SHIFT) + j] = U.getLongVolatile(page, LONGS + j * LONG_SCALE);
+        }
+        return out;
+    }
+
+    // ---- thread end
+
+    /**
+     * Called from JVMTI ThreadEnd on the ending thread, which runs no instrumented code after it (HeapProxy's
+     * retireThread; agent/src/thread_rows.rs): its counts, and in times mode its tree, join slot 0, the threads
+     * that ended, and its slot's rows are dropped; an overflow slot is freed for another thread. So the tables
+     * hold the threads alive, not every thread of the run. A probe that still ran on the thread afterwards would
+     * find no rows and claim a slot again: counted all the same.
+     */
+    static void retire() {
+        if (MAX_IDS < 2) return;
+        long tid = U.getLong(Thread.currentThread(), TID);
+        int s = find(tid);
+        if (s <= 0) return;
+        synchronized (LOCK) {
+            if (enters[0] == null) init0();
+            fold(enters[s], enters, 0);
+            fold(unwinds[s], unwinds, 0);
+            if (TIMED) foldTree(s);
+            enters[s] = null;
+            unwinds[s] = null;
+            if (TIMED) { nodes[s] = null; children[s] = null; touched[s] = null; states[s] = null; }
+            owners[s] = null;
+        }
+        if (s >= DIRECT) U.putLongRelease(tids, LONGS + s * LONG_SCALE, FREED);
+    }
+
+    /** The current thread's slot without claiming one; -1 if it has none (counted as an event without one). */
+    private static int found() {
+        int s = find(U.getLong(Thread.currentThread(), TID));
+        if (s < 0) add(dropped, 1);
+        return s;
+    }
+
+    /** The slot of thread `tid` without claiming one: tid's, or the overflow slot holding tid; -1 if none. */
+    private static int find(long tid) {
+        if (tid <= 0) return -1;
+        if (tid < DIRECT) return enters[(int) tid] != null ? (int) tid : -1;
+        int overflow = tids.length - DIRECT;
+        if (overflow <= 0) return -1;
+        int i = DIRECT + (int) (tid % overflow);
+        for (int probes = 0; probes < overflow; probes++) {
+            long x = tids[i];
+            if (x == tid) return enters[i] != null ? i : -1;
+            if (x == -1) return -1;
+            i = i + 1 < tids.length ? i + 1 : DIRECT;
+        }
+        return -1;
+    }
+
+    /** Slot 0, the threads that ended: rows, and in times mode a tree whose state starts with no time. */
+    private static void init0() {
+        if (TIMED) {
+            long[] st = new long[STATE + 1];
+            st[NODES] = 1;
+            nodes[0] = new long[256 * NODE];
+            children[0] = new long[2048];
+            touched[0] = new int[1];
+            states[0] = st;
+        }
+        unwinds[0] = new long[1024];
+        enters[0] = new long[1024];
+    }
+
+    /** Adds `row` into table[to], growing it (under LOCK: only retire() writes slot 0). */
+    private static void fold(long[] row, long[][] table, int to) {
+        if (row == null) return;
+        long[] t = table[to];
+        if (t.length < row.length) {
+            long[] bigger = new long[row.length];
+            System.arraycopy(t, 0, bigger, 0, t.length);
+            table[to] = t = bigger;
+        }
+        for (int id = 1; id < row.length; id++) t[id] += row[id];
+    }
+
+    /**
+     * Merges the ending thread's tree into slot 0's, node by call path. Its CPU time is read now, on the
+     * thread itself, so that none is left to estimate; frames still on its stack (it died inside a call) can
+     * never return: they count as lost, as a repair would count them, which keeps the derived exits exact.
+     */
+    private static void foldTree(int s) {
+        long[] st = states[s];
+        // The time since the thread's last event is not charged (Thread.exit, not the program), as for a
+        // thread still running at the report.
+        readCpu(s, now());
+        long[] n = nodes[s];
+        int d = (int) Math.max(0, Math.min(st[DEPTH], st.length - STATE));
+        for (int k = 0; k < d; k++) {
+            int b = (int) (st[STATE + k] >>> 32);
+            if (b + NODE <= n.length) n[b + LOST]++;
+        }
+        long[] to = states[0];
+        to[REPAIRED] += st[REPAIRED] + d;
+        to[UNMATCHED] += st[UNMATCHED];
+        to[TRUNCATED] += st[TRUNCATED] + st[SKIPPING];
+        to[READS] += st[READS];
+        to[READ_CPU] += st[READ_CPU] - st[FIRST_CPU];
+        to[READ_WALL] += st[READ_WALL] - st[FIRST_WALL];
+        int made = (int) Math.min(st[NODES], n.length / NODE);
+        // A child is always made after its parent, so one pass in order maps every parent first.
+        int[] into = new int[made];
+        for (int i = 1; i < made; i++) {
+            int b = i * NODE;
+            int parent = (int) (n[b + PARENT_METHOD] >>> 32);
+            int id = (int) n[b + PARENT_METHOD];
+            int p = parent < i ? into[parent] : 0;
+            int c = child(0, p, id);
+            if (c < 0) {
+                // Slot 0's tree is full: the calls stay exact (in its rows, untimed) and the time goes to the
+                // nearest ancestor it holds.
+                add(dropped, 2);
+                enters[0] = grown(enters[0], id);
+                enters[0][id] += n[b + CALLS];
+                c = p;
+            } else {
+                nodes[0][c + CALLS] += n[b + CALLS];
+                nodes[0][c + LOST] += n[b + LOST];
+            }
+            long[] m = nodes[0];
+            m[c + SELF_WALL] += n[b + SELF_WALL];
+            m[c + SELF_CPU] += n[b + SELF_CPU];
+            into[i] = c;
+        }
+        long[] m = nodes[0];
+        m[SELF_WALL] += n[SELF_WALL];
+        m[SELF_CPU] += n[SELF_CPU];
+    }
+
+    private static long[] grown(long[] row, int id) {
+        if (id < row.length) return row;
+        int n = row.length;
+        while (n <= id) n *= 2;
+        long[] bigger = new long[n];
+        System.arraycopy(row, 0, bigger, 0, row.length);
+        return bigger;
+    }
+
+    /** Slots holding a thread's rows now (the threads that ended hold none); for tests and diagnosis. */
+    public static int rowsHeld() {
+        synchronized (LOCK) {
+            int n = 0;
+            for (int s = 1; s < enters.length; s++) if (enters[s] != null) n++;
+            return n;
+        }
     }
 }

@@ -2,17 +2,15 @@
 //! followed by a check that clears it: an exception escaping into the VM from an agent callback (or from
 //! inside Object.<init>) would be fatal.
 
-// JNI references (jobject, jclass) are opaque handles the VM owns; the wrappers pass them back to the VM
-// and never dereference them, so the functions are safe to call with any handle the VM gave out.
-#![allow(clippy::not_unsafe_ptr_arg_deref)]
-
 use std::ffi::CString;
 use std::ptr;
 
 use jni_sys::{jboolean, jclass, jfieldID, jint, jlong, jmethodID, jobject, jsize, jvalue, JNIEnv};
 
+/// The JNI environment of the current thread. Only the FFI layer makes one, from a pointer the VM
+/// handed in; it is valid on this thread for the duration of the call that received it.
 #[derive(Clone, Copy)]
-pub struct Jni(pub *mut JNIEnv);
+pub struct Jni(pub(in crate::ffi) *mut JNIEnv);
 
 macro_rules! jni {
     ($env:expr, $f:ident $(, $arg:expr)*) => {{
@@ -26,6 +24,12 @@ macro_rules! jni {
 pub(crate) use jni;
 
 impl Jni {
+    /// # Safety
+    /// `env` is the JNIEnv the VM passed to the current call on the current thread.
+    pub(crate) unsafe fn from_raw(env: *mut JNIEnv) -> Jni {
+        Jni(env)
+    }
+
     /// Clears a pending exception; true if there was one.
     pub fn clear_exception(&self) -> bool {
         let pending = jni!(self, ExceptionCheck) != 0;
@@ -33,6 +37,24 @@ impl Jni {
             jni!(self, ExceptionClear);
         }
         pending
+    }
+
+    /// Runs `f`, which may call Java, with the program's pending exception (if any) set aside and raised
+    /// again afterwards. A callback can arrive while an exception is pending (VMObjectAlloc for the
+    /// objects the VM makes while it throws a `NoClassDefFoundError`); calling Java then is not allowed,
+    /// and clearing what the call raised would swallow the program's own exception.
+    pub fn keeping_pending_exception<R>(&self, f: impl FnOnce() -> R) -> R {
+        let pending = jni!(self, ExceptionOccurred);
+        if !pending.is_null() {
+            jni!(self, ExceptionClear);
+        }
+        let result = f();
+        if !pending.is_null() {
+            self.clear_exception();
+            jni!(self, Throw, pending);
+            self.delete_local(pending);
+        }
+        result
     }
 
     /// Whether an exception is pending (most JNI calls are not allowed then).

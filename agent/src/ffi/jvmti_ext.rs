@@ -1,8 +1,6 @@
 //! The JVMTI calls, events and capabilities of the thread and monitor profiler (threads.rs, monitors.rs,
 //! deadlocks.rs, xml_trace.rs), bound like those of jvmti.rs: slot numbers and layouts of jvmti.h.
 
-// Object handles are opaque and only passed back to the VM (see jni.rs).
-#![allow(clippy::not_unsafe_ptr_arg_deref)]
 use std::ffi::{c_char, c_void, CStr};
 use std::ptr;
 
@@ -210,10 +208,11 @@ impl Jvmti {
     }
 
     /// Starts `thread` (a new, unstarted java.lang.Thread) as an agent thread running `f(arg)`.
-    pub fn run_agent_thread(
+    pub(crate) fn run_agent_thread(
         &self,
         thread: jthread,
         f: AgentThreadFn,
+        arg: *const c_void,
         priority: jint,
     ) -> JvmtiError {
         call!(
@@ -222,7 +221,7 @@ impl Jvmti {
             fn(jthread, AgentThreadFn, *const c_void, jint),
             thread,
             f,
-            ptr::null(),
+            arg,
             priority
         )
     }

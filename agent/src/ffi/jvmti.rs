@@ -1,8 +1,6 @@
 //! The slice of JVMTI the agent uses, bound by hand: the function table is indexed by the slot numbers of
 //! the JVMTI specification (jvmti.h numbers them from 1), and each function gets a typed wrapper.
 
-// Object handles are opaque and only passed back to the VM (see jni.rs).
-#![allow(clippy::not_unsafe_ptr_arg_deref)]
 use std::ffi::{c_char, c_uchar, c_void, CStr};
 use std::ptr;
 
@@ -180,7 +178,7 @@ impl EventCallbacks {
 
 /// A JVMTI environment. Copyable: it is only a pointer, valid for the life of the VM.
 #[derive(Clone, Copy)]
-pub struct Jvmti(pub Env);
+pub struct Jvmti(pub(in crate::ffi) Env);
 
 // SAFETY: a jvmtiEnv may be used from any thread (JVMTI specification, "Environment").
 unsafe impl Send for Jvmti {}
@@ -202,6 +200,12 @@ macro_rules! call {
 pub(crate) use call;
 
 impl Jvmti {
+    /// # Safety
+    /// `env` is a JVMTI environment the VM handed out (GetEnv, or an event's first argument).
+    pub(crate) unsafe fn from_raw(env: Env) -> Jvmti {
+        Jvmti(env)
+    }
+
     pub fn set_event_notification_mode(&self, event: u32, mode: jint) -> JvmtiError {
         call!(
             self,
@@ -366,10 +370,16 @@ impl Jvmti {
             _length: jint,
             user: *mut c_void,
         ) -> jint {
-            // SAFETY: `user` is the `&mut dyn FnMut` passed below, alive for the whole iteration.
-            let visit = unsafe { &mut *(user as *mut &mut dyn FnMut(jlong, jlong)) };
-            visit(unsafe { *tag }, size);
-            0
+            const P: super::guard::Policy =
+                super::guard::Policy::once("IterateThroughHeap", "live counts may be incomplete");
+            // A panic stops the iteration (JVMTI_VISIT_ABORT) rather than unwinding through the VM.
+            super::guard::guard(P, 0x8000, || {
+                // SAFETY: `user` is the `&mut dyn FnMut` passed below, alive for the whole iteration.
+                let visit = unsafe { &mut *(user as *mut &mut dyn FnMut(jlong, jlong)) };
+                // SAFETY: the VM passes the visited object's tag slot.
+                visit(unsafe { *tag }, size);
+                0
+            })
         }
         let mut callbacks = HeapCallbacks { slots: [None; 15] };
         callbacks.slots[0] = Some(each);

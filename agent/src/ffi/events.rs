@@ -1,0 +1,417 @@
+//! Every JVMTI event enters the agent here. The agent registers safe Rust functions ([`Handlers`]); this
+//! file owns the one `extern "system"` trampoline per event, which turns the VM's raw pointers into the
+//! layer's handles, runs the handler under the guard, and copies a rewritten class into JVMTI memory.
+//! No other file in the agent defines a function the VM calls.
+
+use std::ffi::{c_char, c_uchar, c_void, CStr};
+use std::sync::OnceLock;
+
+use jni_sys::{jboolean, jclass, jint, jlong, jobject, JNIEnv};
+
+use super::guard::{guard, Policy};
+use super::jni::Jni;
+use super::jvmti::{event, jthread, Env, EventCallbacks, Jvmti, JvmtiError};
+
+/// The agent's handler of each event it enables; `None` leaves the event's slot empty.
+#[derive(Default, Clone, Copy)]
+pub struct Handlers {
+    pub vm_start: Option<fn(Jni)>,
+    pub vm_init: Option<fn(Jni, jthread)>,
+    pub vm_death: Option<fn(Jni)>,
+    /// (internal name, empty when the VM gave none; the class bytes) -> the new bytes, or None to keep them.
+    pub class_file_load_hook: Option<fn(&[u8], &[u8]) -> Option<Vec<u8>>>,
+    pub class_load: Option<fn(Jni, jthread, jclass)>,
+    pub thread_start: Option<fn(Jni, jthread)>,
+    pub thread_end: Option<fn(Jni, jthread)>,
+    pub virtual_thread_start: Option<fn(Jni, jthread)>,
+    pub virtual_thread_end: Option<fn(Jni, jthread)>,
+    /// Inside a GC pause: no JNI, no lock a Java thread may hold, no allocation (Callback contexts).
+    pub gc_start: Option<fn()>,
+    pub gc_finish: Option<fn()>,
+    /// Inside a GC: the same rules as the GC events.
+    pub object_free: Option<fn(jlong)>,
+    pub data_dump_request: Option<fn()>,
+    pub vm_object_alloc: Option<fn(Jni, jthread, jobject, jclass, jlong)>,
+    pub sampled_object_alloc: Option<fn(Jni, jthread, jobject, jclass, jlong)>,
+    pub monitor_contended_enter: Option<fn(Jni, jthread, jobject)>,
+    pub monitor_contended_entered: Option<fn(Jni, jthread, jobject)>,
+    pub monitor_wait: Option<fn(Jni, jthread, jobject, jlong)>,
+    pub monitor_waited: Option<fn(Jni, jthread, jobject, bool)>,
+}
+
+static HANDLERS: OnceLock<Handlers> = OnceLock::new();
+
+fn handlers() -> &'static Handlers {
+    static NONE: Handlers = Handlers {
+        vm_start: None,
+        vm_init: None,
+        vm_death: None,
+        class_file_load_hook: None,
+        class_load: None,
+        thread_start: None,
+        thread_end: None,
+        virtual_thread_start: None,
+        virtual_thread_end: None,
+        gc_start: None,
+        gc_finish: None,
+        object_free: None,
+        data_dump_request: None,
+        vm_object_alloc: None,
+        sampled_object_alloc: None,
+        monitor_contended_enter: None,
+        monitor_contended_entered: None,
+        monitor_wait: None,
+        monitor_waited: None,
+    };
+    HANDLERS.get().unwrap_or(&NONE)
+}
+
+/// Registers `h` with the VM (once per agent: JVMTI keeps one callback table per environment).
+pub fn install(jvmti: Jvmti, h: Handlers) -> Result<(), String> {
+    if HANDLERS.set(h).is_err() {
+        return Err("event handlers installed twice".into());
+    }
+    let mut c = EventCallbacks::default();
+    macro_rules! slot {
+        ($field:ident, $event:expr, $trampoline:expr) => {
+            if h.$field.is_some() {
+                c.set($event, $trampoline);
+            }
+        };
+    }
+    type Plain = unsafe extern "system" fn(Env);
+    type WithJni = unsafe extern "system" fn(Env, *mut JNIEnv);
+    type Thread = unsafe extern "system" fn(Env, *mut JNIEnv, jthread);
+    type Object = unsafe extern "system" fn(Env, *mut JNIEnv, jthread, jobject);
+    type Alloc = unsafe extern "system" fn(Env, *mut JNIEnv, jthread, jobject, jclass, jlong);
+    slot!(vm_start, event::VM_START, vm_start as WithJni);
+    slot!(vm_init, event::VM_INIT, vm_init as Thread);
+    slot!(vm_death, event::VM_DEATH, vm_death as WithJni);
+    slot!(
+        class_file_load_hook,
+        event::CLASS_FILE_LOAD_HOOK,
+        class_file_load_hook as ClassFileLoadHookFn
+    );
+    slot!(
+        class_load,
+        event::CLASS_LOAD,
+        class_load as unsafe extern "system" fn(Env, *mut JNIEnv, jthread, jclass)
+    );
+    slot!(thread_start, event::THREAD_START, thread_start as Thread);
+    slot!(thread_end, event::THREAD_END, thread_end as Thread);
+    slot!(
+        virtual_thread_start,
+        event::VIRTUAL_THREAD_START,
+        virtual_thread_start as Thread
+    );
+    slot!(
+        virtual_thread_end,
+        event::VIRTUAL_THREAD_END,
+        virtual_thread_end as Thread
+    );
+    slot!(gc_start, event::GARBAGE_COLLECTION_START, gc_start as Plain);
+    slot!(
+        gc_finish,
+        event::GARBAGE_COLLECTION_FINISH,
+        gc_finish as Plain
+    );
+    slot!(
+        object_free,
+        event::OBJECT_FREE,
+        object_free as unsafe extern "system" fn(Env, jlong)
+    );
+    slot!(
+        data_dump_request,
+        event::DATA_DUMP_REQUEST,
+        data_dump_request as Plain
+    );
+    slot!(
+        vm_object_alloc,
+        event::VM_OBJECT_ALLOC,
+        vm_object_alloc as Alloc
+    );
+    slot!(
+        sampled_object_alloc,
+        event::SAMPLED_OBJECT_ALLOC,
+        sampled_object_alloc as Alloc
+    );
+    slot!(
+        monitor_contended_enter,
+        event::MONITOR_CONTENDED_ENTER,
+        monitor_contended_enter as Object
+    );
+    slot!(
+        monitor_contended_entered,
+        event::MONITOR_CONTENDED_ENTERED,
+        monitor_contended_entered as Object
+    );
+    slot!(
+        monitor_wait,
+        event::MONITOR_WAIT,
+        monitor_wait as unsafe extern "system" fn(Env, *mut JNIEnv, jthread, jobject, jlong)
+    );
+    slot!(
+        monitor_waited,
+        event::MONITOR_WAITED,
+        monitor_waited as unsafe extern "system" fn(Env, *mut JNIEnv, jthread, jobject, jboolean)
+    );
+    match jvmti.set_event_callbacks(&c) {
+        0 => Ok(()),
+        e => Err(format!("SetEventCallbacks failed (JVMTI error {e})")),
+    }
+}
+
+type ClassFileLoadHookFn = unsafe extern "system" fn(
+    Env,
+    *mut JNIEnv,
+    jclass,
+    jobject,
+    *const c_char,
+    jobject,
+    jint,
+    *const c_uchar,
+    *mut jint,
+    *mut *mut c_uchar,
+);
+
+/// The JNIEnv a callback was given. SAFETY (for every caller below): JVMTI passes the environment of
+/// the thread it calls on, valid for the duration of the callback.
+fn jni(env: *mut JNIEnv) -> Jni {
+    unsafe { Jni::from_raw(env) }
+}
+
+unsafe extern "system" fn vm_start(_: Env, env: *mut JNIEnv) {
+    const P: Policy = Policy::once("VMStart", "nothing will be counted");
+    guard(P, (), || handlers().vm_start.map_or((), |h| h(jni(env))))
+}
+
+unsafe extern "system" fn vm_init(_: Env, env: *mut JNIEnv, thread: jthread) {
+    const P: Policy = Policy::once("VMInit", "counting may not have started");
+    guard(P, (), || {
+        handlers().vm_init.map_or((), |h| h(jni(env), thread))
+    })
+}
+
+unsafe extern "system" fn vm_death(_: Env, env: *mut JNIEnv) {
+    const P: Policy = Policy::once("VMDeath", "the reports at exit may be missing");
+    guard(P, (), || handlers().vm_death.map_or((), |h| h(jni(env))))
+}
+
+#[allow(clippy::too_many_arguments)]
+unsafe extern "system" fn class_file_load_hook(
+    jvmti: Env,
+    _: *mut JNIEnv,
+    _redefined: jclass,
+    _loader: jobject,
+    name: *const c_char,
+    _protection_domain: jobject,
+    data_len: jint,
+    data: *const c_uchar,
+    new_data_len: *mut jint,
+    new_data: *mut *mut c_uchar,
+) {
+    const P: Policy = Policy::once("ClassFileLoadHook", "the class loads unchanged");
+    guard(P, (), || {
+        let Some(h) = handlers().class_file_load_hook else {
+            return;
+        };
+        if data.is_null() || data_len <= 0 || new_data.is_null() || new_data_len.is_null() {
+            return;
+        }
+        // SAFETY: the VM passes a NUL-terminated internal name (or null) and `data_len` readable bytes.
+        let name = if name.is_null() {
+            &[][..]
+        } else {
+            unsafe { CStr::from_ptr(name) }.to_bytes()
+        };
+        let bytes = unsafe { std::slice::from_raw_parts(data, data_len as usize) };
+        let Some(out) = h(name, bytes) else { return };
+        let Ok(len) = jint::try_from(out.len()) else {
+            return;
+        };
+        // SAFETY: the environment the VM called with.
+        let jvmti = unsafe { Jvmti::from_raw(jvmti) };
+        let Some(mem) = jvmti.allocate(out.len() as jlong) else {
+            return;
+        };
+        // SAFETY: `mem` has room for `out.len()` bytes; JVMTI takes ownership of it with the new length.
+        unsafe {
+            std::ptr::copy_nonoverlapping(out.as_ptr(), mem, out.len());
+            *new_data_len = len;
+            *new_data = mem;
+        }
+    })
+}
+
+unsafe extern "system" fn class_load(_: Env, env: *mut JNIEnv, thread: jthread, class: jclass) {
+    const P: Policy = Policy::once("ClassLoad", "the XML trace may miss classes");
+    guard(P, (), || {
+        handlers()
+            .class_load
+            .map_or((), |h| h(jni(env), thread, class))
+    })
+}
+
+unsafe extern "system" fn thread_start(_: Env, env: *mut JNIEnv, thread: jthread) {
+    const P: Policy = Policy::once("ThreadStart", "thread reports may be incomplete");
+    guard(P, (), || {
+        handlers().thread_start.map_or((), |h| h(jni(env), thread))
+    })
+}
+
+unsafe extern "system" fn thread_end(_: Env, env: *mut JNIEnv, thread: jthread) {
+    const P: Policy = Policy::once("ThreadEnd", "an ending thread's counts stay in its rows");
+    guard(P, (), || {
+        handlers().thread_end.map_or((), |h| h(jni(env), thread))
+    })
+}
+
+unsafe extern "system" fn virtual_thread_start(_: Env, env: *mut JNIEnv, thread: jthread) {
+    const P: Policy = Policy::once("VirtualThreadStart", "thread reports may be incomplete");
+    guard(P, (), || {
+        handlers()
+            .virtual_thread_start
+            .map_or((), |h| h(jni(env), thread))
+    })
+}
+
+unsafe extern "system" fn virtual_thread_end(_: Env, env: *mut JNIEnv, thread: jthread) {
+    const P: Policy = Policy::once("VirtualThreadEnd", "thread reports may be incomplete");
+    guard(P, (), || {
+        handlers()
+            .virtual_thread_end
+            .map_or((), |h| h(jni(env), thread))
+    })
+}
+
+unsafe extern "system" fn gc_start(_: Env) {
+    const P: Policy = Policy::counted("GarbageCollectionStart");
+    guard(P, (), || handlers().gc_start.map_or((), |h| h()))
+}
+
+unsafe extern "system" fn gc_finish(_: Env) {
+    const P: Policy = Policy::counted("GarbageCollectionFinish");
+    guard(P, (), || handlers().gc_finish.map_or((), |h| h()))
+}
+
+unsafe extern "system" fn object_free(_: Env, tag: jlong) {
+    const P: Policy = Policy::counted("ObjectFree");
+    guard(P, (), || handlers().object_free.map_or((), |h| h(tag)))
+}
+
+unsafe extern "system" fn data_dump_request(_: Env) {
+    const P: Policy = Policy::once("DataDumpRequest", "no report is written on this request");
+    guard(P, (), || handlers().data_dump_request.map_or((), |h| h()))
+}
+
+unsafe extern "system" fn vm_object_alloc(
+    _: Env,
+    env: *mut JNIEnv,
+    thread: jthread,
+    object: jobject,
+    class: jclass,
+    size: jlong,
+) {
+    const P: Policy = Policy::once("VMObjectAlloc", "objects the VM allocates may be uncounted");
+    guard(P, (), || {
+        handlers()
+            .vm_object_alloc
+            .map_or((), |h| h(jni(env), thread, object, class, size))
+    })
+}
+
+unsafe extern "system" fn sampled_object_alloc(
+    _: Env,
+    env: *mut JNIEnv,
+    thread: jthread,
+    object: jobject,
+    class: jclass,
+    size: jlong,
+) {
+    const P: Policy = Policy::once("SampledObjectAlloc", "heap samples may be missing");
+    guard(P, (), || {
+        handlers()
+            .sampled_object_alloc
+            .map_or((), |h| h(jni(env), thread, object, class, size))
+    })
+}
+
+unsafe extern "system" fn monitor_contended_enter(
+    _: Env,
+    env: *mut JNIEnv,
+    thread: jthread,
+    o: jobject,
+) {
+    const P: Policy = Policy::once("MonitorContendedEnter", "monitor reports may be incomplete");
+    guard(P, (), || {
+        handlers()
+            .monitor_contended_enter
+            .map_or((), |h| h(jni(env), thread, o))
+    })
+}
+
+unsafe extern "system" fn monitor_contended_entered(
+    _: Env,
+    env: *mut JNIEnv,
+    thread: jthread,
+    o: jobject,
+) {
+    const P: Policy = Policy::once(
+        "MonitorContendedEntered",
+        "monitor reports may be incomplete",
+    );
+    guard(P, (), || {
+        handlers()
+            .monitor_contended_entered
+            .map_or((), |h| h(jni(env), thread, o))
+    })
+}
+
+unsafe extern "system" fn monitor_wait(
+    _: Env,
+    env: *mut JNIEnv,
+    thread: jthread,
+    o: jobject,
+    timeout: jlong,
+) {
+    const P: Policy = Policy::once("MonitorWait", "monitor reports may be incomplete");
+    guard(P, (), || {
+        handlers()
+            .monitor_wait
+            .map_or((), |h| h(jni(env), thread, o, timeout))
+    })
+}
+
+unsafe extern "system" fn monitor_waited(
+    _: Env,
+    env: *mut JNIEnv,
+    thread: jthread,
+    o: jobject,
+    timed_out: jboolean,
+) {
+    const P: Policy = Policy::once("MonitorWaited", "monitor reports may be incomplete");
+    guard(P, (), || {
+        handlers()
+            .monitor_waited
+            .map_or((), |h| h(jni(env), thread, o, timed_out != 0))
+    })
+}
+
+/// Starts `thread` (a new, unstarted java.lang.Thread) as an agent thread running `body`.
+pub fn run_agent_thread(
+    jvmti: Jvmti,
+    thread: jthread,
+    body: fn(Jni),
+    priority: jint,
+) -> JvmtiError {
+    jvmti.run_agent_thread(thread, agent_thread_main, body as *const c_void, priority)
+}
+
+unsafe extern "system" fn agent_thread_main(_: Env, env: *mut JNIEnv, arg: *mut c_void) {
+    const P: Policy = Policy::once("agent thread", "an agent thread stopped");
+    guard(P, (), || {
+        // SAFETY: `arg` is the `fn(Jni)` run_agent_thread passed, unchanged by the VM.
+        let body: fn(Jni) = unsafe { std::mem::transmute::<*mut c_void, fn(Jni)>(arg) };
+        body(jni(env))
+    })
+}

@@ -1,0 +1,78 @@
+//! The VM itself: `Agent_OnLoad`, the `JavaVM` handle, and global references.
+
+use std::ffi::{c_char, c_void, CStr};
+
+use jni_sys::{jint, jobject, JavaVM, JNI_ERR, JNI_OK};
+
+use super::guard::{guard, Policy};
+use super::jni::Jni;
+use super::jvmti::{Env, Jvmti, VERSION_1_2};
+
+/// The VM, to find the JNI environment of a thread a callback gives none (DataDumpRequest).
+pub struct JavaVm(*mut JavaVM);
+// SAFETY: the JavaVM pointer is valid for the life of the VM and on every thread.
+unsafe impl Send for JavaVm {}
+unsafe impl Sync for JavaVm {}
+
+impl JavaVm {
+    /// The current thread's JNI environment, if the thread is attached.
+    pub fn jni(&self) -> Option<Jni> {
+        let mut env: *mut c_void = std::ptr::null_mut();
+        // SAFETY: a valid JavaVM; GetEnv only reads the current thread's attachment.
+        let rc = unsafe { ((**self.0).GetEnv?)(self.0, &mut env, jni_sys::JNI_VERSION_1_8) };
+        // SAFETY: GetEnv returned the environment of this thread.
+        (rc == JNI_OK && !env.is_null()).then(|| unsafe { Jni::from_raw(env.cast()) })
+    }
+
+    /// A JVMTI 1.2 environment for the agent.
+    pub fn jvmti(&self) -> Result<Jvmti, String> {
+        let mut env: *mut c_void = std::ptr::null_mut();
+        // SAFETY: a valid JavaVM, as passed to Agent_OnLoad.
+        let rc = unsafe { ((**self.0).GetEnv.ok_or("no GetEnv")?)(self.0, &mut env, VERSION_1_2) };
+        if rc != JNI_OK || env.is_null() {
+            return Err(format!("JVMTI 1.2 is not available (GetEnv returned {rc})"));
+        }
+        // SAFETY: GetEnv returned a JVMTI environment, valid for the life of the VM.
+        Ok(unsafe { Jvmti::from_raw(env as Env) })
+    }
+}
+
+/// A JNI global reference, usable from any thread.
+#[derive(Clone, Copy)]
+pub struct GlobalRef(pub jobject);
+// SAFETY: global references are valid on every thread until deleted.
+unsafe impl Send for GlobalRef {}
+
+/// What `Agent_OnLoad` runs: the agent's set-up, given the VM and the option string.
+pub type Load = fn(JavaVm, &str) -> Result<(), String>;
+
+/// The VM loads the agent. A refusal is one `instr:` line and JNI_ERR, which stops the VM cleanly.
+///
+/// # Safety
+/// Called by the JVM with a valid `JavaVM` and a NUL-terminated option string (or null).
+#[no_mangle]
+pub unsafe extern "system" fn Agent_OnLoad(
+    vm: *mut JavaVM,
+    options: *mut c_char,
+    _reserved: *mut c_void,
+) -> jint {
+    const P: Policy = Policy::once("Agent_OnLoad", "the VM is not started");
+    guard(P, JNI_ERR, || {
+        super::guard::install_panic_hook();
+        let options = if options.is_null() {
+            String::new()
+        } else {
+            // SAFETY: a NUL-terminated string, per the JVMTI specification.
+            unsafe { CStr::from_ptr(options) }
+                .to_string_lossy()
+                .into_owned()
+        };
+        match crate::load(JavaVm(vm), &options) {
+            Ok(()) => JNI_OK,
+            Err(message) => {
+                eprintln!("instr: {message}");
+                JNI_ERR
+            }
+        }
+    })
+}
