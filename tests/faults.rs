@@ -1108,11 +1108,21 @@ fn churn_line(what: &str, out: &Output) -> Churn {
 
 /// The bounds of the churn case, in MB, beyond what the same churn costs without the agent.
 /// Peak RSS: the growth from a run of 100 classes to one of 10,000 may exceed the agent-free growth by
-/// 64 MB (the agent's fixed cost, large under rules/all.yaml, cancels out; what remains is what it keeps
-/// per class: counts and names, not classes). Metaspace: its growth from after the warm-up round (900
-/// classes) to the end (after full GCs) may exceed the agent-free growth by 8 MB; 9,000 classes kept
-/// alive take about 20 MB (measured on JDK 17 and 25).
-const CHURN_RSS_SLACK_MB: u64 = 64;
+/// 64 MB under rules/default.yaml and 128 MB under rules/all.yaml (the agent's fixed cost, large under
+/// all.yaml, cancels out). What remains is what the agent keeps per class load by design: the counts under
+/// the class's name, a site per allocating instruction of each load, and under all.yaml (depth 4) exact
+/// stacks keyed by jmethodIDs, which HotSpot never frees (docs/ARCHITECTURE.md). Measured on JDK 17 and 25
+/// with classes unloading: about 25 and 50-60 MB; with every class kept alive 67-90 and 73-126 MB: RSS
+/// (heap sizing moves it by tens of MB) only catches gross native growth. Metaspace is the sharp one: its
+/// growth from after the warm-up round (900 classes) to the end (after full GCs) may exceed the agent-free
+/// growth by 8 MB; measured 1-2 MB with classes unloading, about 20 MB with 9,000 kept alive.
+fn churn_rss_slack_mb(rules: &str) -> u64 {
+    if rules == "all" {
+        128
+    } else {
+        64
+    }
+}
 const CHURN_METASPACE_SLACK_MB: u64 = 8;
 
 /// ClassChurn defines 10,000 classes in throw-away loaders (9,000 of one name, 1,000 of distinct names),
@@ -1160,7 +1170,10 @@ fn class_loader_churn_unloads_under_every_probe() {
             let json = heap_reports_whole(&prefix, rules == "all")
                 .unwrap_or_else(|e| panic!("{what}: {e}"))
                 .unwrap_or_else(|| panic!("{what}: no JSON report"));
-            println!("{what}: {with:?} (no agent: {plain:?})");
+            println!(
+                "{what}: {with:?}, 100 classes: {} KB peak (no agent: {plain:?}, 100 classes: {} KB peak)",
+                with_small.hwm_kb, plain_small.hwm_kb
+            );
 
             let mut fail = |why: String| failures.push(format!("{what}: {why}"));
             if with.unloaded * 10 < plain.unloaded * 9 {
@@ -1201,9 +1214,10 @@ fn class_loader_churn_unloads_under_every_probe() {
                 grown(with.hwm_kb, with_small.hwm_kb),
                 grown(plain.hwm_kb, plain_small.hwm_kb),
             );
-            if rss > rss_plain + CHURN_RSS_SLACK_MB {
+            let slack = churn_rss_slack_mb(rules);
+            if rss > rss_plain + slack {
                 fail(format!(
-                    "peak RSS grew {rss} MB from 100 to 10,000 classes, {rss_plain} MB without the agent (slack {CHURN_RSS_SLACK_MB} MB)"
+                    "peak RSS grew {rss} MB from 100 to 10,000 classes, {rss_plain} MB without the agent (slack {slack} MB)"
                 ));
             }
             let (meta, meta_plain) = (
