@@ -352,7 +352,7 @@ fn prefix_in(dir: &Path, stem: &str) -> Option<String> {
 /// - a path through a regular file (`FILE/instr-%p`): ENOTDIR for everyone;
 /// - a read-only bind mount (EROFS), in a private mount namespace (`unshare -m`) so that nothing outlives
 ///   the process; needs root, skipped with the reason otherwise;
-/// - `chmod 555`: only for a user that permissions apply to; skipped as root.
+/// - `chmod 555`: as root, which the mode does not stop, the VM runs as `nobody` (setpriv).
 #[test]
 fn unwritable_report_dir_refuses_the_vm_with_one_line() {
     for jdk in jdks() {
@@ -388,18 +388,14 @@ fn unwritable_report_dir_refuses_the_vm_with_one_line() {
             "BigReport",
             &[],
         );
+        // The mount must really refuse writes (an old `mount` may ignore `ro` on a bind).
         let probe = run(Command::new("unshare")
-            .args([
-                "-m",
-                "--propagation",
-                "private",
-                "mount",
-                "--bind",
-                "-o",
-                "ro",
-            ])
-            .arg(&ro)
-            .arg(&ro));
+            .args(["-m", "--propagation", "private", "sh", "-c"])
+            .arg(format!(
+                "mount --bind -o ro {d} {d} && ! touch {d}/probe 2>/dev/null",
+                d = ro.display()
+            )));
+        let _ = fs::remove_file(ro.join("probe"));
         if !probe.status.success() {
             println!(
                 "[{v}] read-only mount: skipped, no bind mount in a private namespace here: {}",
@@ -424,23 +420,45 @@ fn unwritable_report_dir_refuses_the_vm_with_one_line() {
         let locked = dir.join("chmod-555");
         fs::create_dir(&locked).unwrap();
         set_mode(&locked, 0o555);
-        if fs::write(locked.join("can-i"), b"").is_ok() {
-            let _ = fs::remove_file(locked.join("can-i"));
-            println!("[{v}] chmod 555: skipped, permission bits do not apply to this user (root)");
-        } else {
-            let argv = java_args(
-                &jdk,
-                Some(&format!("file={}/instr-%p", locked.display())),
-                &[],
-                &classes,
-                "BigReport",
-                &[],
-            );
-            let out = run_limited(command(&argv, &dir), "chmod 555");
+        let argv = java_args(
+            &jdk,
+            Some(&format!("file={}/instr-%p", locked.display())),
+            &[],
+            &classes,
+            "BigReport",
+            &[],
+        );
+        // Root ignores the mode: then the VM runs as `nobody` (setpriv), for whom it applies.
+        let as_root = fs::write(locked.join("can-i"), b"").is_ok();
+        let _ = fs::remove_file(locked.join("can-i"));
+        const NOBODY: [&str; 4] = [
+            "setpriv",
+            "--reuid=65534",
+            "--regid=65534",
+            "--clear-groups",
+        ];
+        let runnable = !as_root
+            || Command::new(NOBODY[0])
+                .args(&NOBODY[1..])
+                .arg("true")
+                .status()
+                .is_ok_and(|s| s.success());
+        if runnable {
+            let mut full: Vec<String> = Vec::new();
+            if as_root {
+                full.extend(NOBODY.iter().map(|s| s.to_string()));
+            }
+            full.extend(argv);
+            let out = run_limited(command(&full, &dir), "chmod 555");
             assert_no_crash(&format!("[{v}] chmod 555"), &out, &dir);
             assert_refused(&out, "chmod 555", &format!("{}/instr-", locked.display()));
             assert!(names_in(&locked).is_empty());
-            println!("[{v}] chmod 555 report directory: refused with one line");
+            println!(
+                "[{v}] chmod 555 report directory{}: refused with one line",
+                if as_root { " (VM run as nobody)" } else { "" }
+            );
+        } else {
+            println!("[{v}] chmod 555: skipped, running as root and cannot switch to nobody");
         }
         set_mode(&locked, 0o755);
     }
@@ -624,6 +642,75 @@ fn full_disk_file_size_limit_leaves_no_partial_report() {
             println!("[{v}] {what}: {names:?}; {}", lines[0]);
         }
     }
+}
+
+/// The XML trace on a full disk (`ulimit -f 8`): ExitStorm with the thread profiler, monitor events and
+/// the trace, which is streamed while the program runs rather than written at exit. Expected as for the
+/// reports: stdout and status as without the agent, the trace whole or absent (a trace cut off mid-element
+/// is no use to an XML reader), no temporary file, and the agent says so once per file, not once per batch
+/// of events.
+#[test]
+fn full_disk_xml_trace_is_whole_or_absent() {
+    // Collected over every JDK, so that one run shows the whole picture.
+    let mut problems: Vec<String> = Vec::new();
+    for jdk in jdks() {
+        let v = &jdk.version;
+        let classes = compile_fault_programs(&jdk);
+        let dir = scratch(&format!("faults-trace-full-{}", jdk.key()));
+        let script = "ulimit -f 8 && exec \"$@\"";
+        let plain = java_args(&jdk, None, &[], &classes, "ExitStorm", &[]);
+        let without = run_limited(shell(script, &plain, &dir), "ExitStorm without the agent");
+        let reports = dir.join("reports");
+        fs::create_dir(&reports).unwrap();
+        let argv = java_args(
+            &jdk,
+            Some(&format!(
+                "rules={}/rules/empty.yaml,monitors=on,trace={r}/trace-%p.xml,file={r}/instr-%p",
+                workspace().display(),
+                r = reports.display()
+            )),
+            &[],
+            &classes,
+            "ExitStorm",
+            &[],
+        );
+        let what = format!("[{v}] XML trace under ulimit -f 8");
+        let out = run_limited(shell(script, &argv, &dir), &what);
+        assert_no_crash(&what, &out, &dir);
+        assert_eq!(
+            out.status.code(),
+            without.status.code(),
+            "{what}: exit status"
+        );
+        assert_eq!(text(&out.stdout), text(&without.stdout), "{what}: stdout");
+        let names = names_in(&reports);
+        if !temporaries(&reports).is_empty() {
+            problems.push(format!("{what}: temporary files left: {names:?}"));
+        }
+        if let Some(trace) = find(&reports, "trace-", ".xml") {
+            if let Err(e) = xml_trace_whole(&trace) {
+                // The parser's verdict is the last line of its traceback.
+                problems.push(format!(
+                    "{what}: {}",
+                    e.trim_end().lines().last().unwrap_or("")
+                ));
+            }
+        }
+        let lines = instr_lines(&out);
+        let trace_lines = lines.iter().filter(|l| l.contains("XML trace")).count();
+        if trace_lines != 1 {
+            problems.push(format!(
+                "{what}: {trace_lines} instr: lines about the XML trace, not one"
+            ));
+        }
+        if let Some(p) = prefix_in(&reports, "instr-") {
+            if let Err(e) = heap_reports_whole(&p, false) {
+                problems.push(format!("{what}: {e}"));
+            }
+        }
+        println!("{what}: {names:?}, {} instr: lines", lines.len());
+    }
+    assert!(problems.is_empty(), "\n{}", problems.join("\n"));
 }
 
 /// A 64 KB tmpfs, mounted in a private mount namespace (`unshare -m`) so that it disappears with the
@@ -844,6 +931,53 @@ fn kill_9_during_reports_leaves_whole_ones() {
     }
 }
 
+/// An on-demand report still being written when the exit report is: BigReport asks for three reports
+/// (SIGQUIT to itself) and exits right after the last request, so the signal dispatcher's report and
+/// VM_DEATH's overlap. Both write the same paths; each must still be whole, with no `instr:` line (a
+/// shared temporary file made the second rename fail) and no temporary file left. stdout also gets the
+/// VM's thread dumps: only the program's own first line is compared.
+#[test]
+fn on_demand_report_racing_the_exit_report() {
+    const RUNS: usize = 4;
+    for jdk in jdks() {
+        let v = &jdk.version;
+        let classes = compile_fault_programs(&jdk);
+        let dir = scratch(&format!("faults-race-{}", jdk.key()));
+        let plain = java_args(&jdk, None, &[], &classes, "BigReport", &[]);
+        let without = run_limited(command(&plain, &dir), "BigReport without the agent");
+        check(&format!("[{v}] BigReport, no agent"), &without);
+        let first_line = |o: &Output| text(&o.stdout).lines().next().unwrap_or("").to_string();
+        for i in 0..RUNS {
+            let reports = dir.join(format!("run-{i}"));
+            fs::create_dir(&reports).unwrap();
+            let argv = java_args(
+                &jdk,
+                Some(&format!("file={}/instr-%p,depth=8", reports.display())),
+                &[],
+                &classes,
+                "BigReport",
+                &["dumps-exit", "3"],
+            );
+            let what = format!("[{v}] dumps racing the exit, run {i}");
+            let out = run_limited(command(&argv, &dir), &what);
+            assert_no_crash(&what, &out, &dir);
+            check(&what, &out);
+            assert_eq!(first_line(&out), first_line(&without), "{what}: stdout");
+            assert_eq!(
+                temporaries(&reports),
+                Vec::<String>::new(),
+                "{what}: temporary files left behind"
+            );
+            let prefix = prefix_in(&reports, "instr-").expect("reports written");
+            heap_reports_whole(&prefix, false)
+                .unwrap_or_else(|e| panic!("{what}: {e}"))
+                .unwrap_or_else(|| panic!("{what}: no JSON report"));
+            assert_eq!(instr_lines(&out), Vec::<String>::new(), "{what}");
+            println!("{what}: reports whole");
+        }
+    }
+}
+
 // ---------------------------------------------------------------------------------------------------------------
 // 4. System.exit from eight threads at once, with every feature busy.
 
@@ -974,11 +1108,21 @@ fn churn_line(what: &str, out: &Output) -> Churn {
 
 /// The bounds of the churn case, in MB, beyond what the same churn costs without the agent.
 /// Peak RSS: the growth from a run of 100 classes to one of 10,000 may exceed the agent-free growth by
-/// 64 MB (the agent's fixed cost, large under rules/all.yaml, cancels out; what remains is what it keeps
-/// per class: counts and names, not classes). Metaspace: its growth from after the warm-up round (900
-/// classes) to the end (after full GCs) may exceed the agent-free growth by 8 MB; 9,000 classes kept
-/// alive take about 20 MB (measured on JDK 17 and 25).
-const CHURN_RSS_SLACK_MB: u64 = 64;
+/// 64 MB under rules/default.yaml and 128 MB under rules/all.yaml (the agent's fixed cost, large under
+/// all.yaml, cancels out). What remains is what the agent keeps per class load by design: the counts under
+/// the class's name, a site per allocating instruction of each load, and under all.yaml (depth 4) exact
+/// stacks keyed by jmethodIDs, which HotSpot never frees (docs/ARCHITECTURE.md). Measured on JDK 17 and 25
+/// with classes unloading: about 25 and 50-60 MB; with every class kept alive 67-90 and 73-126 MB: RSS
+/// (heap sizing moves it by tens of MB) only catches gross native growth. Metaspace is the sharp one: its
+/// growth from after the warm-up round (900 classes) to the end (after full GCs) may exceed the agent-free
+/// growth by 8 MB; measured 1-2 MB with classes unloading, about 20 MB with 9,000 kept alive.
+fn churn_rss_slack_mb(rules: &str) -> u64 {
+    if rules == "all" {
+        128
+    } else {
+        64
+    }
+}
 const CHURN_METASPACE_SLACK_MB: u64 = 8;
 
 /// ClassChurn defines 10,000 classes in throw-away loaders (9,000 of one name, 1,000 of distinct names),
@@ -1026,7 +1170,10 @@ fn class_loader_churn_unloads_under_every_probe() {
             let json = heap_reports_whole(&prefix, rules == "all")
                 .unwrap_or_else(|e| panic!("{what}: {e}"))
                 .unwrap_or_else(|| panic!("{what}: no JSON report"));
-            println!("{what}: {with:?} (no agent: {plain:?})");
+            println!(
+                "{what}: {with:?}, 100 classes: {} KB peak (no agent: {plain:?}, 100 classes: {} KB peak)",
+                with_small.hwm_kb, plain_small.hwm_kb
+            );
 
             let mut fail = |why: String| failures.push(format!("{what}: {why}"));
             if with.unloaded * 10 < plain.unloaded * 9 {
@@ -1067,9 +1214,10 @@ fn class_loader_churn_unloads_under_every_probe() {
                 grown(with.hwm_kb, with_small.hwm_kb),
                 grown(plain.hwm_kb, plain_small.hwm_kb),
             );
-            if rss > rss_plain + CHURN_RSS_SLACK_MB {
+            let slack = churn_rss_slack_mb(rules);
+            if rss > rss_plain + slack {
                 fail(format!(
-                    "peak RSS grew {rss} MB from 100 to 10,000 classes, {rss_plain} MB without the agent (slack {CHURN_RSS_SLACK_MB} MB)"
+                    "peak RSS grew {rss} MB from 100 to 10,000 classes, {rss_plain} MB without the agent (slack {slack} MB)"
                 ));
             }
             let (meta, meta_plain) = (

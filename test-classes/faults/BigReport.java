@@ -5,9 +5,10 @@
 //   BigReport delete DIR      the same, but first deletes DIR (the report directory) before exiting
 //   BigReport dumps           then asks for a report on demand (SIGQUIT to itself) over and over, until
 //                             it is killed; prints "ready" once the first request was sent
+//   BigReport dumps-exit N    asks for N reports on demand, the last one just before it exits, so that the
+//                             on-demand report is still being written when the exit report is
 import java.io.IOException;
 import java.nio.file.Files;
-import java.nio.file.Path;
 import java.nio.file.Paths;
 
 public class BigReport {
@@ -84,6 +85,19 @@ public class BigReport {
             System.out.println("deleted the report directory");
         } else if (args.length == 1 && args[0].equals("dumps")) {
             dumpForever();
+        } else if (args.length == 2 && args[0].equals("dumps-exit")) {
+            dump(Integer.parseInt(args[1]));
+        }
+    }
+
+    static void dump(int times) throws IOException, InterruptedException {
+        String pid = Long.toString(ProcessHandle.current().pid());
+        for (int i = 0; i < times; i++) {
+            if (i > 0) {
+                Thread.sleep(100);
+            }
+            allocateEverywhere();
+            new ProcessBuilder("kill", "-QUIT", pid).start().waitFor();
         }
     }
 
