@@ -695,9 +695,18 @@ fn calls_past_the_thread_tables_are_exact() {
             // Threads with tids below 16,384 keep an entry each; those above, which reused the overflow
             // slots, are one entry. Together: every call, once.
             let threads = r["calls"]["threads"].as_array().unwrap();
-            assert!(threads.len() <= 16_384 + 4, "{what}: {} thread entries", threads.len());
+            assert!(
+                threads.len() <= 16_384 + 4,
+                "{what}: {} thread entries",
+                threads.len()
+            );
             let calls_of = |t: &Value| {
-                t["methods"].as_array().unwrap().iter().map(|m| num(m, "calls")).sum::<u64>()
+                t["methods"]
+                    .as_array()
+                    .unwrap()
+                    .iter()
+                    .map(|m| num(m, "calls"))
+                    .sum::<u64>()
             };
             let ended = threads
                 .iter()
@@ -731,9 +740,15 @@ fn ended_threads_give_back_call_and_allocation_rows() {
         // Every worker has ended: allocation rows are held by the live threads only; call rows by at most
         // the threads with direct slots (tids below 16,384, kept as per-thread entries) and the live ones.
         let held = printed(&stdout, "allocation rows held");
-        assert!(held <= 4, "{what}: allocation rows held {held} after 2,000 threads ended");
+        assert!(
+            held <= 4,
+            "{what}: allocation rows held {held} after 2,000 threads ended"
+        );
         let held = printed(&stdout, "call rows held");
-        assert!(held <= 2_000 + 4, "{what}: call rows held {held} after 2,000 threads ended");
+        assert!(
+            held <= 2_000 + 4,
+            "{what}: call rows held {held} after 2,000 threads ended"
+        );
         println!("{what}: exact, rows within their bounds");
     }
 }

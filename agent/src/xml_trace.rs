@@ -127,9 +127,25 @@ fn format_record(r: Record) -> String {
     }
 }
 
+/// The trace file's path, and whether a write to it failed: the trace is streamed, so a failed write
+/// (a full disk) would leave it cut off mid-element. The first failure removes the file and stops the
+/// trace, with one line on stderr: a trace is whole or absent, like every report.
+static PATH: OnceLock<String> = OnceLock::new();
+static FAILED: AtomicBool = AtomicBool::new(false);
+
+fn failed(e: std::io::Error) {
+    if !FAILED.swap(true, Ordering::AcqRel) {
+        let path = PATH.get().map_or("", String::as_str);
+        let _ = std::fs::remove_file(path);
+        eprintln!(
+            "instr: cannot write the XML trace {path}: {e}; the trace is removed and stopped"
+        );
+    }
+}
+
 /// Appends whole elements to the file.
 fn write(file: &mut File, batch: &[String]) {
-    if batch.is_empty() {
+    if batch.is_empty() || FAILED.load(Ordering::Acquire) {
         return;
     }
     let mut bytes = Vec::with_capacity(batch.iter().map(|e| e.len()).sum());
@@ -137,7 +153,7 @@ fn write(file: &mut File, batch: &[String]) {
         bytes.extend_from_slice(e.as_bytes());
     }
     if let Err(e) = file.write_all(&bytes) {
-        eprintln!("instr: cannot write the XML trace: {e}");
+        failed(e);
     }
 }
 
@@ -150,8 +166,11 @@ pub fn open(path: &str, allocations: bool) -> Result<(), String> {
         "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<TRACE version=\"1\" pid=\"{}\" timeUnit=\"ns\">\n",
         std::process::id()
     );
-    f.write_all(prolog.as_bytes())
-        .map_err(|e| format!("cannot write the XML trace {path}: {e}"))?;
+    f.write_all(prolog.as_bytes()).map_err(|e| {
+        let _ = std::fs::remove_file(path);
+        format!("cannot write the XML trace {path}: {e}")
+    })?;
+    let _ = PATH.set(path.to_string());
     let ring_capacity = match std::env::var(RING_CAPACITY_VAR) {
         Ok(v) => v
             .parse::<usize>()
@@ -285,8 +304,10 @@ pub fn close() {
         );
     }
     if let Some(mut f) = file.take() {
-        if let Err(e) = f.write_all(tail.as_bytes()).and_then(|_| f.sync_all()) {
-            eprintln!("instr: cannot finish the XML trace: {e}");
+        if !FAILED.load(Ordering::Acquire) {
+            if let Err(e) = f.write_all(tail.as_bytes()).and_then(|_| f.sync_all()) {
+                failed(e);
+            }
         }
     }
 }
