@@ -192,7 +192,12 @@ fn relocate_line_numbers(
     // Tables are usually in pc order; the hint makes that case a forward walk.
     let mut hint = 0;
     for _ in 0..n {
+        let at = c.offset();
         let start = c.u2()?;
+        // HotSpot rejects these (ClassFormatError); mapping one would make it a valid pc.
+        if start as u32 >= layout.code_len() {
+            bail!(at, "LineNumberTable start_pc {start} is not in the code");
+        }
         out.u2(layout.loose_target_from(&mut hint, start as u32) as u16);
         out.u2(c.u2()?);
     }
@@ -210,8 +215,16 @@ fn relocate_local_variables(
     out.u2(n);
     let mut hints = (0, 0);
     for _ in 0..n {
+        let at = c.offset();
         let start = c.u2()? as u32;
         let length = c.u2()? as u32;
+        // HotSpot's parser rejects a range outside the code, and its verifier one that does not start
+        // and end on instructions (ClassFormatError both): mapping such a range would clamp it into the
+        // code, or move the pcs the error names.
+        let end = start + length;
+        if !layout.is_instruction(start) || !layout.is_boundary(end) {
+            bail!(at, "local variable range [{start}, {end}) does not lie on instructions");
+        }
         let s = layout.loose_target_from(&mut hints.0, start);
         let e = layout
             .loose_target_from(&mut hints.1, start + length)
