@@ -342,6 +342,29 @@ impl<'a> ConstantPool<'a> {
         }
     }
 
+    /// The descriptor of a Fieldref, Methodref, InterfaceMethodref or InvokeDynamic, straight from the
+    /// offsets: the stack-depth walk asks this at every field access and invoke of an edited method.
+    #[inline]
+    pub fn reference_descriptor(&self, index: u16) -> Result<&'a [u8]> {
+        let b = self.class_bytes;
+        let name_and_type = match self.offsets.get(index as usize) {
+            Some(&at)
+                if at != 0
+                    && matches!(
+                        b[at as usize],
+                        tag::FIELDREF..=tag::INTERFACE_METHODREF | tag::INVOKE_DYNAMIC
+                    ) =>
+            {
+                read_u2(b, at as usize + 3)
+            }
+            _ => bail!(0, "constant #{index} is not a member reference"),
+        };
+        match self.offset_if(name_and_type, tag::NAME_AND_TYPE) {
+            Some(at) => self.utf8(read_u2(b, at + 3)),
+            None => bail!(0, "constant #{name_and_type} is not a NameAndType"),
+        }
+    }
+
     /// Class, name and descriptor of a Fieldref, Methodref or InterfaceMethodref.
     pub fn member_ref(&self, index: u16) -> Result<(&'a [u8], &'a [u8], &'a [u8])> {
         match self.get(index)? {

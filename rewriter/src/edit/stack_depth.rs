@@ -15,7 +15,6 @@ use crate::bytecode::instructions::Instruction;
 use crate::bytecode::opcode as op;
 use crate::bytes::{read_u2, Cursor};
 use crate::constant_pool::ConstantPool;
-use crate::descriptor::{argument_slots, Params};
 use crate::error::{bail, Result};
 
 /// (words popped, words pushed) for the opcodes whose effect does not depend on an operand; the others
@@ -100,12 +99,55 @@ const EFFECT: [(u8, u8); 202] = {
     t
 };
 
-fn words(t: &[u8]) -> u32 {
+fn words(t: u8) -> u32 {
     match t {
-        b"V" => 0,
-        b"J" | b"D" => 2,
+        b'V' => 0,
+        b'J' | b'D' => 2,
         _ => 1,
     }
+}
+
+/// Words taken by a field descriptor's value.
+fn field_words(descriptor: &[u8]) -> u32 {
+    descriptor.first().map_or(1, |&t| words(t))
+}
+
+/// Words of a method descriptor's arguments and of its result, in one scan.
+fn method_words(descriptor: &[u8]) -> Result<(u32, u32)> {
+    let mut args = 0;
+    let mut i = 1;
+    while let Some(&t) = descriptor.get(i) {
+        match t {
+            b')' => {
+                return match descriptor.get(i + 1) {
+                    Some(&r) => Ok((args, words(r))),
+                    None => bail!(0, "method descriptor without a return type"),
+                };
+            }
+            b'[' => {
+                while descriptor.get(i) == Some(&b'[') {
+                    i += 1;
+                }
+                if descriptor.get(i) == Some(&b'L') {
+                    i += descriptor[i..]
+                        .iter()
+                        .position(|&c| c == b';')
+                        .unwrap_or(descriptor.len());
+                }
+                args += 1;
+            }
+            b'L' => {
+                i += descriptor[i..]
+                    .iter()
+                    .position(|&c| c == b';')
+                    .unwrap_or(descriptor.len());
+                args += 1;
+            }
+            _ => args += words(t),
+        }
+        i += 1;
+    }
+    bail!(0, "method descriptor without ')'")
 }
 
 /// The deepest stack `insns` reach, given the method's StackMapTable body (`None` when it has none).
@@ -136,20 +178,15 @@ pub fn max_depth(
         }
         let u2 = || read_u2(code, pc + 1);
         let (pops, pushes) = match insn.opcode {
-            op::GETSTATIC => (0, words(pool.member_ref(u2())?.2)),
-            op::PUTSTATIC => (words(pool.member_ref(u2())?.2), 0),
-            op::GETFIELD => (1, words(pool.member_ref(u2())?.2)),
-            op::PUTFIELD => (1 + words(pool.member_ref(u2())?.2), 0),
+            op::GETSTATIC => (0, field_words(pool.reference_descriptor(u2())?)),
+            op::PUTSTATIC => (field_words(pool.reference_descriptor(u2())?), 0),
+            op::GETFIELD => (1, field_words(pool.reference_descriptor(u2())?)),
+            op::PUTFIELD => (1 + field_words(pool.reference_descriptor(u2())?), 0),
             op::INVOKEVIRTUAL..=op::INVOKEINTERFACE | op::INVOKEDYNAMIC => {
-                let descriptor = if insn.opcode == op::INVOKEDYNAMIC {
-                    pool.dynamic(u2())?.1
-                } else {
-                    pool.member_ref(u2())?.2
-                };
+                let (args, result) = method_words(pool.reference_descriptor(u2())?)?;
                 let receiver =
                     u32::from(insn.opcode != op::INVOKESTATIC && insn.opcode != op::INVOKEDYNAMIC);
-                let args = argument_slots(descriptor)? as u32 + receiver;
-                (args, words(Params::new(descriptor)?.return_type()?))
+                (args + receiver, result)
             }
             op::MULTIANEWARRAY => (code[pc + 3] as u32, 1),
             op::WIDE => match code[pc + 1] {
@@ -243,5 +280,50 @@ impl<'a> FrameStacks<'a> {
             };
         }
         Ok(w)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::bytecode::instructions::Instructions;
+
+    #[test]
+    fn descriptors_count_long_and_double_twice() {
+        assert_eq!(
+            method_words(b"(IJ[JLjava/lang/String;[[Ljava/lang/Object;D)J").unwrap(),
+            (8, 2)
+        );
+        assert_eq!(method_words(b"()V").unwrap(), (0, 0));
+        assert!(method_words(b"(Ljava/lang/String").is_err());
+    }
+
+    #[test]
+    fn depth_follows_the_code_and_restarts_at_frames() {
+        // 0: lconst_1; 1: dup2; 2: pop2; 3: pop2; 4: goto 10; 7: iconst_0; 8: pop; 9: return;
+        // 10: aconst_null; 11: athrow
+        let code = [
+            op::LCONST_1,
+            op::DUP2,
+            op::POP2,
+            op::POP2,
+            op::GOTO,
+            0,
+            6,
+            op::ICONST_0,
+            op::POP,
+            op::RETURN,
+            op::ACONST_NULL,
+            op::ATHROW,
+        ];
+        let insns: Vec<_> = Instructions::new(&code, 0).map(|i| i.unwrap()).collect();
+        let pool_bytes = [0u8, 1];
+        let pool = ConstantPool::read(&pool_bytes, &mut Cursor::new(&pool_bytes)).unwrap();
+        assert_eq!(max_depth(&code, &insns, &pool, None).unwrap(), 4);
+        // A full_frame at 7 with a long and an int on the stack: 3 words, 4 after iconst_0.
+        let frames = [0, 1, 255, 0, 7, 0, 0, 0, 2, 4, 1];
+        assert_eq!(max_depth(&code, &insns, &pool, Some((&frames, 0))).unwrap(), 4);
+        let frames = [0, 1, 255, 0, 7, 0, 0, 0, 3, 4, 4, 1];
+        assert_eq!(max_depth(&code, &insns, &pool, Some((&frames, 0))).unwrap(), 6);
     }
 }
