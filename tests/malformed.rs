@@ -592,6 +592,12 @@ fn corrupted_classes_fail_as_without_the_agent() {
             different_outcome,
             by_corruption
         );
+        let outcomes: Vec<String> = labels
+            .iter()
+            .zip(&plain)
+            .map(|(label, outcome)| format!("{label}\t{outcome}"))
+            .collect();
+        fs::write(dir.join("outcomes.txt"), outcomes.join("\n")).unwrap();
         let listing = dir.join("differences.txt");
         fs::write(&listing, differences.join("\n")).unwrap();
         println!("[{}] all differences: {}", jdk.version, listing.display());
