@@ -17,13 +17,18 @@ use crate::bytes::{read_u2, Cursor};
 use crate::constant_pool::ConstantPool;
 use crate::error::{bail, Result};
 
-/// (words popped, words pushed) for the opcodes whose effect does not depend on an operand; the others
-/// (field access, invokes, `multianewarray`, `wide`) are worked out in [`max_depth`].
-const EFFECT: [(u8, u8); 202] = {
-    let mut t = [(0u8, 0u8); 202];
+/// Marks, in [`EFFECT`], the opcodes whose effect depends on their operand (field access, invokes,
+/// `multianewarray`, `wide`), and those after which control does not fall through.
+const BY_OPERAND: u8 = 0x80;
+const ENDS_FLOW: u8 = 0x40;
+
+/// Per opcode: words popped (bits 0-2) and pushed (bits 3-5), or [`BY_OPERAND`]; and [`ENDS_FLOW`]. One
+/// load per instruction: this walk runs over every edited method.
+const EFFECT: [u8; 256] = {
+    let mut t = [0u8; 256];
     let mut o = 0;
-    while o < 202 {
-        t[o] = match o as u8 {
+    while o < 256 {
+        let (pops, pushes): (u8, u8) = match o as u8 {
             op::ACONST_NULL..=op::ICONST_5 | op::FCONST_0..=op::FCONST_2 => (0, 1),
             op::LCONST_0 | op::LCONST_1 | op::DCONST_0 | op::DCONST_1 => (0, 2),
             op::BIPUSH | op::SIPUSH | op::LDC | op::LDC_W => (0, 1),
@@ -94,6 +99,21 @@ const EFFECT: [(u8, u8); 202] = {
             op::ATHROW | op::MONITORENTER | op::MONITOREXIT => (1, 0),
             _ => (0, 0),
         };
+        t[o] = pops | pushes << 3;
+        let b = o as u8;
+        if (b >= op::GETSTATIC && b <= op::INVOKEDYNAMIC)
+            || b == op::MULTIANEWARRAY
+            || b == op::WIDE
+        {
+            t[o] = BY_OPERAND;
+        }
+        if matches!(
+            b,
+            op::GOTO | op::GOTO_W | op::ATHROW | op::RET | op::TABLESWITCH | op::LOOKUPSWITCH
+        ) || (b >= op::IRETURN && b <= op::RETURN)
+        {
+            t[o] |= ENDS_FLOW;
+        }
         o += 1;
     }
     t
@@ -162,53 +182,65 @@ pub fn max_depth(
         None => FrameStacks::new(&[0, 0], 0)?,
     };
     let mut next_frame = frames.next()?;
+    // The offset of the next frame, u32::MAX when there is none: one comparison per instruction.
+    let mut frame_at = next_frame.map_or(u32::MAX, |f| f.0);
     let mut depth: u32 = 0;
     let mut deepest: u32 = 0;
     for insn in insns {
-        let pc = insn.pc as usize;
-        while let Some((at, stack)) = next_frame {
-            if at > insn.pc {
-                break;
+        if insn.pc >= frame_at {
+            while let Some((at, stack)) = next_frame {
+                if at > insn.pc {
+                    break;
+                }
+                if at == insn.pc {
+                    depth = stack;
+                    deepest = deepest.max(depth);
+                }
+                next_frame = frames.next()?;
             }
-            if at == insn.pc {
-                depth = stack;
-                deepest = deepest.max(depth);
-            }
-            next_frame = frames.next()?;
+            frame_at = next_frame.map_or(u32::MAX, |f| f.0);
         }
-        let u2 = || read_u2(code, pc + 1);
-        let (pops, pushes) = match insn.opcode {
-            op::GETSTATIC => (0, field_words(pool.reference_descriptor(u2())?)),
-            op::PUTSTATIC => (field_words(pool.reference_descriptor(u2())?), 0),
-            op::GETFIELD => (1, field_words(pool.reference_descriptor(u2())?)),
-            op::PUTFIELD => (1 + field_words(pool.reference_descriptor(u2())?), 0),
-            op::INVOKEVIRTUAL..=op::INVOKEINTERFACE | op::INVOKEDYNAMIC => {
-                let (args, result) = method_words(pool.reference_descriptor(u2())?)?;
-                let receiver =
-                    u32::from(insn.opcode != op::INVOKESTATIC && insn.opcode != op::INVOKEDYNAMIC);
-                (args + receiver, result)
-            }
-            op::MULTIANEWARRAY => (code[pc + 3] as u32, 1),
-            op::WIDE => match code[pc + 1] {
-                op::ILOAD | op::FLOAD | op::ALOAD => (0, 1),
-                op::LLOAD | op::DLOAD => (0, 2),
-                op::ISTORE | op::FSTORE | op::ASTORE => (1, 0),
-                op::LSTORE | op::DSTORE => (2, 0),
-                _ => (0, 0),
-            },
-            o => match EFFECT.get(o as usize) {
-                Some(&(p, q)) => (p as u32, q as u32),
-                None => bail!(pc, "invalid opcode {o:#04x} at pc {pc}"),
-            },
+        let effect = EFFECT[insn.opcode as usize];
+        let (pops, pushes) = if effect & BY_OPERAND == 0 {
+            ((effect & 0x07) as u32, (effect >> 3 & 0x07) as u32)
+        } else {
+            by_operand(code, insn, pool)?
         };
         depth = depth.saturating_sub(pops) + pushes;
         deepest = deepest.max(depth);
-        if op::ends_flow(insn.opcode) {
+        if effect & ENDS_FLOW != 0 {
             // What follows is reached by a jump, so a frame must say its depth.
             depth = 0;
         }
     }
     Ok(deepest)
+}
+
+/// (words popped, words pushed) of the instructions whose effect depends on their operand.
+fn by_operand(code: &[u8], insn: &Instruction, pool: &ConstantPool<'_>) -> Result<(u32, u32)> {
+    let pc = insn.pc as usize;
+    let u2 = || read_u2(code, pc + 1);
+    Ok(match insn.opcode {
+        op::GETSTATIC => (0, field_words(pool.reference_descriptor(u2())?)),
+        op::PUTSTATIC => (field_words(pool.reference_descriptor(u2())?), 0),
+        op::GETFIELD => (1, field_words(pool.reference_descriptor(u2())?)),
+        op::PUTFIELD => (1 + field_words(pool.reference_descriptor(u2())?), 0),
+        op::MULTIANEWARRAY => (code[pc + 3] as u32, 1),
+        op::WIDE => match code[pc + 1] {
+            op::ILOAD | op::FLOAD | op::ALOAD => (0, 1),
+            op::LLOAD | op::DLOAD => (0, 2),
+            op::ISTORE | op::FSTORE | op::ASTORE => (1, 0),
+            op::LSTORE | op::DSTORE => (2, 0),
+            _ => (0, 0),
+        },
+        // invokevirtual, invokespecial, invokestatic, invokeinterface, invokedynamic
+        _ => {
+            let (args, result) = method_words(pool.reference_descriptor(u2())?)?;
+            let receiver =
+                u32::from(insn.opcode != op::INVOKESTATIC && insn.opcode != op::INVOKEDYNAMIC);
+            (args + receiver, result)
+        }
+    })
 }
 
 /// The offset and stack depth (in words) of each StackMapTable frame, in order, decoded one at a time.
@@ -289,6 +321,16 @@ mod tests {
     use crate::bytecode::instructions::Instructions;
 
     #[test]
+    fn the_packed_table_holds_the_widest_effects() {
+        let e = EFFECT[op::DUP2_X2 as usize];
+        assert_eq!((e & 0x07, e >> 3 & 0x07), (4, 6));
+        assert_eq!(EFFECT[op::LASTORE as usize] & 0x07, 4);
+        assert_ne!(EFFECT[op::LRETURN as usize] & ENDS_FLOW, 0);
+        assert_ne!(EFFECT[op::INVOKEDYNAMIC as usize] & BY_OPERAND, 0);
+        assert_eq!(EFFECT[op::IINC as usize], 0);
+    }
+
+    #[test]
     fn descriptors_count_long_and_double_twice() {
         assert_eq!(
             method_words(b"(IJ[JLjava/lang/String;[[Ljava/lang/Object;D)J").unwrap(),
@@ -322,8 +364,14 @@ mod tests {
         assert_eq!(max_depth(&code, &insns, &pool, None).unwrap(), 4);
         // A full_frame at 7 with a long and an int on the stack: 3 words, 4 after iconst_0.
         let frames = [0, 1, 255, 0, 7, 0, 0, 0, 2, 4, 1];
-        assert_eq!(max_depth(&code, &insns, &pool, Some((&frames, 0))).unwrap(), 4);
+        assert_eq!(
+            max_depth(&code, &insns, &pool, Some((&frames, 0))).unwrap(),
+            4
+        );
         let frames = [0, 1, 255, 0, 7, 0, 0, 0, 3, 4, 4, 1];
-        assert_eq!(max_depth(&code, &insns, &pool, Some((&frames, 0))).unwrap(), 6);
+        assert_eq!(
+            max_depth(&code, &insns, &pool, Some((&frames, 0))).unwrap(),
+            6
+        );
     }
 }
