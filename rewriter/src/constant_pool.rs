@@ -342,6 +342,29 @@ impl<'a> ConstantPool<'a> {
         }
     }
 
+    /// The descriptor of a Fieldref, Methodref, InterfaceMethodref or InvokeDynamic, straight from the
+    /// offsets: the stack-depth walk asks this at every field access and invoke of an edited method.
+    #[inline]
+    pub fn reference_descriptor(&self, index: u16) -> Result<&'a [u8]> {
+        let b = self.class_bytes;
+        let name_and_type = match self.offsets.get(index as usize) {
+            Some(&at)
+                if at != 0
+                    && matches!(
+                        b[at as usize],
+                        tag::FIELDREF..=tag::INTERFACE_METHODREF | tag::INVOKE_DYNAMIC
+                    ) =>
+            {
+                read_u2(b, at as usize + 3)
+            }
+            _ => bail!(0, "constant #{index} is not a member reference"),
+        };
+        match self.offset_if(name_and_type, tag::NAME_AND_TYPE) {
+            Some(at) => self.utf8(read_u2(b, at + 3)),
+            None => bail!(0, "constant #{name_and_type} is not a NameAndType"),
+        }
+    }
+
     /// Class, name and descriptor of a Fieldref, Methodref or InterfaceMethodref.
     pub fn member_ref(&self, index: u16) -> Result<(&'a [u8], &'a [u8], &'a [u8])> {
         match self.get(index)? {
@@ -390,6 +413,41 @@ impl<'a> ConstantPool<'a> {
                 format!("constant #{index} is {other:?}, expected a dynamic constant"),
             )),
         }
+    }
+
+    /// Fails if an entry refers to an index at or past `constant_pool_count`. Such a class is malformed, but
+    /// only as long as the pool does not grow: an edit that appends entries would give the dangling index a
+    /// meaning, and the JVM a class it accepts, or rejects differently. Kinds are not checked: original
+    /// entries never move, so a reference to the wrong kind of entry stays as wrong as it was.
+    pub fn check_references_in_range(&self) -> Result<()> {
+        let count = self.offsets.len();
+        let b = self.class_bytes;
+        for (index, &at) in self.offsets.iter().enumerate().skip(1) {
+            let at = at as usize;
+            if at == 0 {
+                continue;
+            }
+            let (first, second) = match b[at] {
+                tag::CLASS | tag::STRING | tag::METHOD_TYPE | tag::MODULE | tag::PACKAGE => {
+                    (read_u2(b, at + 1), 0)
+                }
+                tag::FIELDREF | tag::METHODREF | tag::INTERFACE_METHODREF | tag::NAME_AND_TYPE => {
+                    (read_u2(b, at + 1), read_u2(b, at + 3))
+                }
+                // The first u2 of these is an index into BootstrapMethods, which edits never extend.
+                tag::DYNAMIC | tag::INVOKE_DYNAMIC => (read_u2(b, at + 3), 0),
+                tag::METHOD_HANDLE => (read_u2(b, at + 2), 0),
+                _ => continue,
+            };
+            if first as usize >= count || second as usize >= count {
+                bail!(
+                    at,
+                    "constant #{index} refers to #{}, past the end of the pool ({count} entries)",
+                    first.max(second)
+                );
+            }
+        }
+        Ok(())
     }
 
     /// Checks that every reference inside the pool points at an entry of the right kind, so that later

@@ -27,6 +27,7 @@ pub mod edit;
 pub mod error;
 pub mod pool_builder;
 pub mod probes;
+pub mod references;
 pub mod rewrite;
 
 pub use edit::FrameMode;

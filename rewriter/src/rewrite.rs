@@ -12,6 +12,7 @@ use crate::edit::method_writer::{write_code, MethodInput};
 use crate::edit::{FrameMode, Insertions};
 use crate::error::{ErrorKind, Result};
 use crate::pool_builder::{PoolBuffers, PoolBuilder};
+use crate::references::check_in_range;
 use std::cell::RefCell;
 
 /// What a method edit sees of the method it plans for.
@@ -148,6 +149,7 @@ fn rewrite_parsed(
     let mut new_code: Vec<Option<(usize, usize)>> = vec![None; class.methods.len()];
     // javac and most generators share one "Code" string; remember its index to skip the name lookups.
     let mut code_name = 0u16;
+    let mut max_pool_index = 0u16;
     for (i, method) in class.methods.iter().enumerate() {
         let Some(code_attr) = method.attributes.iter().find(|a| {
             a.name_index == code_name
@@ -171,6 +173,7 @@ fn rewrite_parsed(
         decoded
             .decode(code.code, code.code_offset)
             .map_err(|e| e.within(within()))?;
+        max_pool_index = max_pool_index.max(decoded.max_pool_index);
         if must_stay_unedited(name, descriptor, &code) {
             continue;
         }
@@ -219,6 +222,9 @@ fn rewrite_parsed(
         }
     }
     if new_code.iter().any(Option::is_some) || pool.is_extended() || options.force_reencode {
+        if pool.is_extended() {
+            check_in_range(class, max_pool_index)?;
+        }
         // New bodies replace old ones, so this bounds the output and the buffer never grows.
         let mut out =
             Vec::with_capacity(class_bytes_len(class) + bodies.len() + pool.appended_len() + 256);

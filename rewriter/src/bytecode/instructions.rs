@@ -146,6 +146,9 @@ pub struct Decoded {
     pub notable: Vec<u32>,
     /// One bit per code byte, set where an instruction starts.
     pub starts: Vec<u64>,
+    /// The largest constant-pool index an instruction names (0 if none does): an index past the pool would
+    /// gain a meaning once an edit appends constants, so the class must then be left alone (`references.rs`).
+    pub max_pool_index: u16,
 }
 
 // The decoder's per-opcode byte: the fixed length in the low bits (0 for wide, the switches and invalid
@@ -153,6 +156,8 @@ pub struct Decoded {
 const LENGTH: u8 = 0x0f;
 const SPECIAL: u8 = 0x10;
 const NOTABLE: u8 = 0x20;
+/// A constant-pool index follows the opcode: a u1 for `ldc`, a u2 for the others.
+const POOL: u8 = 0x40;
 
 static DECODE: [u8; 256] = {
     let mut t = [0u8; 256];
@@ -174,6 +179,18 @@ static DECODE: [u8; 256] = {
         {
             t[opcode] |= NOTABLE;
         }
+        if o == op::LDC
+            || o == op::LDC_W
+            || o == op::LDC2_W
+            || (o >= op::GETSTATIC && o <= op::INVOKEDYNAMIC)
+            || o == op::NEW
+            || o == op::ANEWARRAY
+            || o == op::CHECKCAST
+            || o == op::INSTANCEOF
+            || o == op::MULTIANEWARRAY
+        {
+            t[opcode] |= POOL;
+        }
         opcode += 1;
     }
     t
@@ -187,6 +204,7 @@ impl Decoded {
         self.notable.clear();
         self.starts.clear();
         self.starts.resize(code.len() / 64 + 1, 0);
+        let mut max_pool_index = 0;
         // At most one instruction per byte: no growth (and copying) while decoding.
         self.insns.reserve(code.len());
         let mut pc = 0;
@@ -200,12 +218,21 @@ impl Decoded {
                 instruction_length(code, pc, base)?
             };
             self.starts[pc / 64] |= 1 << (pc % 64);
-            if info & (SPECIAL | NOTABLE) != 0 {
+            if info & (SPECIAL | NOTABLE | POOL) != 0 {
                 let index = self.insns.len() as u32;
                 if info & SPECIAL != 0 {
                     self.specials.push(index);
-                } else {
+                } else if info & NOTABLE != 0 {
                     self.notable.push(index);
+                }
+                if info & POOL != 0 {
+                    // Fixed-length instructions: `len` already covers the operand.
+                    let operand = if opcode == op::LDC {
+                        code[pc + 1] as u16
+                    } else {
+                        read_u2(code, pc + 1)
+                    };
+                    max_pool_index = max_pool_index.max(operand);
                 }
             }
             self.insns.push(Instruction {
@@ -215,6 +242,7 @@ impl Decoded {
             });
             pc += len;
         }
+        self.max_pool_index = max_pool_index;
         Ok(())
     }
 }

@@ -303,6 +303,11 @@ impl<'i> Layout<'i> {
         self.starts_instruction(pc)
     }
 
+    /// Length of the original code.
+    pub fn code_len(&self) -> u32 {
+        self.code_len
+    }
+
     pub fn any_widened(&self) -> bool {
         self.events.iter().any(|e| e.widened)
     }

@@ -3,6 +3,7 @@
 
 use super::insertions::{Insertions, Place};
 use super::layout::{Event, Layout};
+use super::stack_depth;
 use super::widening_frames;
 use crate::attributes::code::CodeAttribute;
 use crate::attributes::names;
@@ -74,6 +75,24 @@ pub fn write_code(
         .checked_add(ins.extra_stack)
         .ok_or_else(|| Error::unsupported("max_stack overflow"))?
         .max(ins.handler_stack);
+    let class = m.class;
+    // Older classes are checked by the type-inferencing verifier, which has no frames to make the depth a
+    // linear walk: for them a too-small max_stack may still be hidden by the raise.
+    if max_stack > code.max_stack && class.major_version >= 50 {
+        let stack_map = code
+            .attributes
+            .iter()
+            .find(|a| class.attribute_name(a) == names::STACK_MAP_TABLE)
+            .map(|a| (a.data, a.offset));
+        let depth = stack_depth::max_depth(code.code, m.insns, &class.pool, stack_map)?;
+        if depth > code.max_stack as u32 {
+            bail!(
+                code.code_offset,
+                "max_stack {} is below the {depth} words the code needs",
+                code.max_stack
+            );
+        }
+    }
     out.u2(max_stack);
     out.u2(code.max_locals);
     out.u4(code_length);
@@ -115,7 +134,6 @@ pub fn write_code(
         out.u2(0);
     }
 
-    let class = m.class;
     // The handler needs a frame, except in class files older than 50, which have no StackMapTable.
     let handler_frame = (handler_entries > 0 && class.major_version >= 50)
         .then(|| pool.memo(MEMO_THROWABLE, |p| p.class("java/lang/Throwable")))
@@ -192,7 +210,12 @@ fn relocate_line_numbers(
     // Tables are usually in pc order; the hint makes that case a forward walk.
     let mut hint = 0;
     for _ in 0..n {
+        let at = c.offset();
         let start = c.u2()?;
+        // HotSpot rejects these (ClassFormatError); mapping one would make it a valid pc.
+        if start as u32 >= layout.code_len() {
+            bail!(at, "LineNumberTable start_pc {start} is not in the code");
+        }
         out.u2(layout.loose_target_from(&mut hint, start as u32) as u16);
         out.u2(c.u2()?);
     }
@@ -210,8 +233,19 @@ fn relocate_local_variables(
     out.u2(n);
     let mut hints = (0, 0);
     for _ in 0..n {
+        let at = c.offset();
         let start = c.u2()? as u32;
         let length = c.u2()? as u32;
+        // HotSpot's parser rejects a range outside the code, and its verifier one that does not start
+        // and end on instructions (ClassFormatError both): mapping such a range would clamp it into the
+        // code, or move the pcs the error names.
+        let end = start + length;
+        if !layout.is_instruction(start) || !layout.is_boundary(end) {
+            bail!(
+                at,
+                "local variable range [{start}, {end}) does not lie on instructions"
+            );
+        }
         let s = layout.loose_target_from(&mut hints.0, start);
         let e = layout
             .loose_target_from(&mut hints.1, start + length)

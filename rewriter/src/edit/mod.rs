@@ -4,6 +4,7 @@
 pub mod insertions;
 pub mod layout;
 pub mod method_writer;
+pub mod stack_depth;
 pub mod type_flow;
 pub mod type_simulation;
 pub mod widening_frames;
