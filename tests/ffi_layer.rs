@@ -114,14 +114,6 @@ fn unsafe_outside_the_layer_fails_the_build() {
     );
 }
 
-/// The body of `fn name(` in `text`: from the signature to the first line that is a lone `}`.
-fn body_of<'a>(text: &'a str, name: &str) -> Option<&'a str> {
-    let start = text.find(&format!("fn {name}("))?;
-    let rest = &text[start..];
-    let end = rest.find("\n}\n").map_or(rest.len(), |e| e + 3);
-    Some(&rest[..end])
-}
-
 #[test]
 fn every_entry_point_is_a_guarded_function_of_the_layer() {
     let lib = agent_lib();
@@ -152,41 +144,41 @@ fn every_entry_point_is_a_guarded_function_of_the_layer() {
         })
         .collect();
     // Every function the VM calls: the exported symbols, and every extern "system" function defined in
-    // the layer (the event trampolines, agent threads, the AllocObject wrapper).
-    let mut entries: Vec<(String, String)> = Vec::new();
+    // the layer (event trampolines, whether written out or as a macro's template, agent threads, the
+    // AllocObject wrapper). Each body must run under the guard.
+    let mut entries: Vec<String> = Vec::new();
+    let mut unguarded = Vec::new();
     for (p, t) in &layer {
-        for (_, line) in code_lines(t) {
-            if let Some(i) = line.find("extern \"system\" fn ") {
-                if line.trim_start().starts_with("type ") || line.contains("= unsafe extern") {
-                    continue;
-                }
-                let name: String = line[i + 19..]
-                    .chars()
-                    .take_while(|c| c.is_alphanumeric() || *c == '_')
-                    .collect();
-                if !name.is_empty() {
-                    entries.push((name, p.display().to_string()));
-                }
+        let lines: Vec<&str> = code_lines(t).map(|(_, l)| l).collect();
+        for (i, line) in lines.iter().enumerate() {
+            let Some(at) = line.find("extern \"system\" fn ") else {
+                continue;
+            };
+            if line.trim_start().starts_with("type ") || line.contains("= unsafe extern") {
+                continue;
             }
+            let name: String = line[at + 19..]
+                .chars()
+                .take_while(|c| c.is_alphanumeric() || *c == '_' || *c == '$')
+                .collect();
+            // The body ends at the first `}` indented as the signature is.
+            let indent = &line[..line.len() - line.trim_start().len()];
+            let close = format!("{indent}}}");
+            let end = (i + 1..lines.len())
+                .find(|&j| lines[j].trim_end() == close)
+                .unwrap_or(lines.len());
+            let first = lines[i..end].join("\n");
+            if !first.contains("guard(") {
+                unguarded.push(format!("{name} ({}:{})", p.display(), i + 1));
+            }
+            entries.push(name);
         }
     }
     for sym in &exported {
         assert!(
-            entries.iter().any(|(n, _)| n == sym),
+            entries.iter().any(|n| n == sym),
             "{sym} is exported but not defined in agent/src/ffi"
         );
-    }
-    let mut unguarded = Vec::new();
-    for (name, file) in &entries {
-        let text = &layer
-            .iter()
-            .find(|(p, _)| p.display().to_string() == *file)
-            .unwrap()
-            .1;
-        let body = body_of(text, name).unwrap();
-        if !body.contains("guard(") {
-            unguarded.push(format!("{name} ({file})"));
-        }
     }
     assert!(
         unguarded.is_empty(),

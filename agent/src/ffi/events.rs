@@ -180,22 +180,35 @@ fn jni(env: *mut JNIEnv) -> Jni {
     unsafe { Jni::from_raw(env) }
 }
 
-unsafe extern "system" fn vm_start(_: Env, env: *mut JNIEnv) {
-    const P: Policy = Policy::once("VMStart", "nothing will be counted");
-    guard(P, (), || handlers().vm_start.map_or((), |h| h(jni(env))))
+/// The trampoline of an event whose handler takes the thread's JNI environment and the event's other
+/// arguments as they come.
+macro_rules! with_jni {
+    ($name:ident, $event:literal, $lost:literal, ($($arg:ident: $ty:ty),*)) => {
+        unsafe extern "system" fn $name(_: Env, env: *mut JNIEnv $(, $arg: $ty)*) {
+            const P: Policy = Policy::once($event, $lost);
+            guard(P, (), || handlers().$name.map_or((), |h| h(jni(env) $(, $arg)*)))
+        }
+    };
 }
 
-unsafe extern "system" fn vm_init(_: Env, env: *mut JNIEnv, thread: jthread) {
-    const P: Policy = Policy::once("VMInit", "counting may not have started");
-    guard(P, (), || {
-        handlers().vm_init.map_or((), |h| h(jni(env), thread))
-    })
+/// The trampoline of an event without a JNI environment (the GC events, ObjectFree, DataDumpRequest).
+macro_rules! without_jni {
+    ($name:ident, $policy:expr, ($($arg:ident: $ty:ty),*)) => {
+        unsafe extern "system" fn $name(_: Env $(, $arg: $ty)*) {
+            const P: Policy = $policy;
+            guard(P, (), || handlers().$name.map_or((), |h| h($($arg),*)))
+        }
+    };
 }
 
-unsafe extern "system" fn vm_death(_: Env, env: *mut JNIEnv) {
-    const P: Policy = Policy::once("VMDeath", "the reports at exit may be missing");
-    guard(P, (), || handlers().vm_death.map_or((), |h| h(jni(env))))
-}
+with_jni!(vm_start, "VMStart", "nothing will be counted", ());
+with_jni!(vm_init, "VMInit", "counting may not have started", (thread: jthread));
+with_jni!(
+    vm_death,
+    "VMDeath",
+    "the reports at exit may be missing",
+    ()
+);
 
 #[allow(clippy::too_many_arguments)]
 unsafe extern "system" fn class_file_load_hook(
@@ -243,144 +256,50 @@ unsafe extern "system" fn class_file_load_hook(
     })
 }
 
-unsafe extern "system" fn class_load(_: Env, env: *mut JNIEnv, thread: jthread, class: jclass) {
-    const P: Policy = Policy::once("ClassLoad", "the XML trace may miss classes");
-    guard(P, (), || {
-        handlers()
-            .class_load
-            .map_or((), |h| h(jni(env), thread, class))
-    })
-}
-
-unsafe extern "system" fn thread_start(_: Env, env: *mut JNIEnv, thread: jthread) {
-    const P: Policy = Policy::once("ThreadStart", "thread reports may be incomplete");
-    guard(P, (), || {
-        handlers().thread_start.map_or((), |h| h(jni(env), thread))
-    })
-}
-
-unsafe extern "system" fn thread_end(_: Env, env: *mut JNIEnv, thread: jthread) {
-    const P: Policy = Policy::once("ThreadEnd", "an ending thread's counts stay in its rows");
-    guard(P, (), || {
-        handlers().thread_end.map_or((), |h| h(jni(env), thread))
-    })
-}
-
-unsafe extern "system" fn virtual_thread_start(_: Env, env: *mut JNIEnv, thread: jthread) {
-    const P: Policy = Policy::once("VirtualThreadStart", "thread reports may be incomplete");
-    guard(P, (), || {
-        handlers()
-            .virtual_thread_start
-            .map_or((), |h| h(jni(env), thread))
-    })
-}
-
-unsafe extern "system" fn virtual_thread_end(_: Env, env: *mut JNIEnv, thread: jthread) {
-    const P: Policy = Policy::once("VirtualThreadEnd", "thread reports may be incomplete");
-    guard(P, (), || {
-        handlers()
-            .virtual_thread_end
-            .map_or((), |h| h(jni(env), thread))
-    })
-}
-
-unsafe extern "system" fn gc_start(_: Env) {
-    const P: Policy = Policy::counted("GarbageCollectionStart");
-    guard(P, (), || handlers().gc_start.map_or((), |h| h()))
-}
-
-unsafe extern "system" fn gc_finish(_: Env) {
-    const P: Policy = Policy::counted("GarbageCollectionFinish");
-    guard(P, (), || handlers().gc_finish.map_or((), |h| h()))
-}
-
-unsafe extern "system" fn object_free(_: Env, tag: jlong) {
-    const P: Policy = Policy::counted("ObjectFree");
-    guard(P, (), || handlers().object_free.map_or((), |h| h(tag)))
-}
-
-unsafe extern "system" fn data_dump_request(_: Env) {
-    const P: Policy = Policy::once("DataDumpRequest", "no report is written on this request");
-    guard(P, (), || handlers().data_dump_request.map_or((), |h| h()))
-}
-
-unsafe extern "system" fn vm_object_alloc(
-    _: Env,
-    env: *mut JNIEnv,
-    thread: jthread,
-    object: jobject,
-    class: jclass,
-    size: jlong,
-) {
-    const P: Policy = Policy::once("VMObjectAlloc", "objects the VM allocates may be uncounted");
-    guard(P, (), || {
-        handlers()
-            .vm_object_alloc
-            .map_or((), |h| h(jni(env), thread, object, class, size))
-    })
-}
-
-unsafe extern "system" fn sampled_object_alloc(
-    _: Env,
-    env: *mut JNIEnv,
-    thread: jthread,
-    object: jobject,
-    class: jclass,
-    size: jlong,
-) {
-    const P: Policy = Policy::once("SampledObjectAlloc", "heap samples may be missing");
-    guard(P, (), || {
-        handlers()
-            .sampled_object_alloc
-            .map_or((), |h| h(jni(env), thread, object, class, size))
-    })
-}
-
-unsafe extern "system" fn monitor_contended_enter(
-    _: Env,
-    env: *mut JNIEnv,
-    thread: jthread,
-    o: jobject,
-) {
-    const P: Policy = Policy::once("MonitorContendedEnter", "monitor reports may be incomplete");
-    guard(P, (), || {
-        handlers()
-            .monitor_contended_enter
-            .map_or((), |h| h(jni(env), thread, o))
-    })
-}
-
-unsafe extern "system" fn monitor_contended_entered(
-    _: Env,
-    env: *mut JNIEnv,
-    thread: jthread,
-    o: jobject,
-) {
-    const P: Policy = Policy::once(
-        "MonitorContendedEntered",
-        "monitor reports may be incomplete",
-    );
-    guard(P, (), || {
-        handlers()
-            .monitor_contended_entered
-            .map_or((), |h| h(jni(env), thread, o))
-    })
-}
-
-unsafe extern "system" fn monitor_wait(
-    _: Env,
-    env: *mut JNIEnv,
-    thread: jthread,
-    o: jobject,
-    timeout: jlong,
-) {
-    const P: Policy = Policy::once("MonitorWait", "monitor reports may be incomplete");
-    guard(P, (), || {
-        handlers()
-            .monitor_wait
-            .map_or((), |h| h(jni(env), thread, o, timeout))
-    })
-}
+with_jni!(class_load, "ClassLoad", "the XML trace may miss classes", (thread: jthread, class: jclass));
+with_jni!(thread_start, "ThreadStart", "thread reports may be incomplete", (thread: jthread));
+with_jni!(thread_end, "ThreadEnd", "an ending thread's counts stay in its rows", (thread: jthread));
+with_jni!(virtual_thread_start, "VirtualThreadStart", "thread reports may be incomplete", (thread: jthread));
+with_jni!(virtual_thread_end, "VirtualThreadEnd", "thread reports may be incomplete", (thread: jthread));
+// Inside a GC pause or its aftermath: a panic is counted, never printed there.
+without_jni!(gc_start, Policy::counted("GarbageCollectionStart"), ());
+without_jni!(gc_finish, Policy::counted("GarbageCollectionFinish"), ());
+without_jni!(object_free, Policy::counted("ObjectFree"), (tag: jlong));
+without_jni!(
+    data_dump_request,
+    Policy::once("DataDumpRequest", "no report is written on this request"),
+    ()
+);
+with_jni!(
+    vm_object_alloc,
+    "VMObjectAlloc",
+    "objects the VM allocates may be uncounted",
+    (thread: jthread, object: jobject, class: jclass, size: jlong)
+);
+with_jni!(
+    sampled_object_alloc,
+    "SampledObjectAlloc",
+    "heap samples may be missing",
+    (thread: jthread, object: jobject, class: jclass, size: jlong)
+);
+with_jni!(
+    monitor_contended_enter,
+    "MonitorContendedEnter",
+    "monitor reports may be incomplete",
+    (thread: jthread, o: jobject)
+);
+with_jni!(
+    monitor_contended_entered,
+    "MonitorContendedEntered",
+    "monitor reports may be incomplete",
+    (thread: jthread, o: jobject)
+);
+with_jni!(
+    monitor_wait,
+    "MonitorWait",
+    "monitor reports may be incomplete",
+    (thread: jthread, o: jobject, timeout: jlong)
+);
 
 unsafe extern "system" fn monitor_waited(
     _: Env,
