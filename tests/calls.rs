@@ -72,6 +72,19 @@ struct Run {
     cpu_collapsed: Option<String>,
 }
 
+/// `java` with the agent, the rules file `rules` of test-classes/calls/, reports under `dir`, and `calls=`.
+fn java_with_calls(jdk: &Jdk, rules: &str, dir: &Path, calls: &str) -> Command {
+    let rules = workspace().join("test-classes/calls").join(rules);
+    let mut cmd = Command::new(jdk.bin("java"));
+    cmd.arg(format!(
+        "-agentpath:{}=rules={},file={}/out,calls={calls}",
+        agent_lib().display(),
+        rules.display(),
+        dir.display()
+    ));
+    cmd
+}
+
 fn run_calls(jdk: &Jdk, calls: &str, flags: &[&str], args: &[&str]) -> Run {
     let classes = compile_programs(jdk);
     let dir = scratch(&format!(
@@ -80,19 +93,12 @@ fn run_calls(jdk: &Jdk, calls: &str, flags: &[&str], args: &[&str]) -> Run {
         calls.replace([',', '='], "_"),
         flags.join("").replace([':', '=', '-'], "_")
     ));
-    let rules = workspace().join("test-classes/calls/rules.yaml");
-    let mut cmd = Command::new(jdk.bin("java"));
-    cmd.arg(format!(
-        "-agentpath:{}=rules={},file={}/out,calls={calls}",
-        agent_lib().display(),
-        rules.display(),
-        dir.display()
-    ))
-    .args(flags)
-    .arg("-cp")
-    .arg(&classes)
-    .arg("CallCounts")
-    .args(args);
+    let mut cmd = java_with_calls(jdk, "rules.yaml", &dir, calls);
+    cmd.args(flags)
+        .arg("-cp")
+        .arg(&classes)
+        .arg("CallCounts")
+        .args(args);
     let out = run(&mut cmd);
     check(
         &format!("[{}] CallCounts calls={calls} {flags:?}", jdk.version),
@@ -629,19 +635,12 @@ fn run_many_threads(
 ) -> (Value, String) {
     let classes = compile_programs(jdk);
     let dir = scratch(&format!("many-threads-{}-{calls}-{threads}", jdk.key()));
-    let rules = workspace().join("test-classes/calls").join(rules);
-    let mut cmd = Command::new(jdk.bin("java"));
-    cmd.arg(format!(
-        "-agentpath:{}=rules={},file={}/out,calls={calls}",
-        agent_lib().display(),
-        rules.display(),
-        dir.display()
-    ))
-    .arg("-cp")
-    .arg(&classes)
-    .arg("ManyThreads")
-    .arg(threads.to_string())
-    .arg(batch.to_string());
+    let mut cmd = java_with_calls(jdk, rules, &dir, calls);
+    cmd.arg("-cp")
+        .arg(&classes)
+        .arg("ManyThreads")
+        .arg(threads.to_string())
+        .arg(batch.to_string());
     let out = run(&mut cmd);
     let what = format!("[{}] ManyThreads {threads} calls={calls}", jdk.version);
     check(&what, &out);

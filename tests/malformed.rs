@@ -21,15 +21,6 @@ use std::process::Command;
 
 use support::*;
 
-fn all_jdks() -> Vec<Jdk> {
-    let jdks = jdks();
-    assert!(
-        !jdks.is_empty(),
-        "no JDK (a directory with bin/javac) under /usr/lib/jvm"
-    );
-    jdks
-}
-
 /// The classes corrupted, from test-classes/faults/, compiled with `-g` so that they have local variable tables.
 const FAULT_CLASSES: &[&str] = &["FaultLines", "FaultLambdas"];
 

@@ -23,15 +23,6 @@ use std::time::Instant;
 
 use support::*;
 
-fn all_jdks() -> Vec<Jdk> {
-    let jdks = jdks();
-    assert!(
-        !jdks.is_empty(),
-        "no JDK (a directory with bin/javac) under /usr/lib/jvm"
-    );
-    jdks
-}
-
 // -------------------------------------------------------------------------------------------------------------
 // (a) the harness itself
 

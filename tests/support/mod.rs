@@ -624,3 +624,13 @@ pub fn assert_refused(out: &Output, options: &str, expect: &str) {
         "{options}: the VM crashed:\n{stderr}"
     );
 }
+
+/// Every JDK found, failing when there is none: the tests that must run on real class files.
+pub fn all_jdks() -> Vec<Jdk> {
+    let jdks = jdks();
+    assert!(
+        !jdks.is_empty(),
+        "no JDK (a directory with bin/javac) under /usr/lib/jvm"
+    );
+    jdks
+}
