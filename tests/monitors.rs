@@ -656,8 +656,8 @@ print(json.dumps({
 "#;
 
 /// Runs GcStorm under the trace, with its allocations (`GcStorm`'s) or without any probe, and returns the
-/// trace's summary, the heap report's GC count and the process output. `ring`: the ring's capacity,
-/// through `INSTR_TRACE_RING`; None for the default.
+/// trace's summary, the heap report's GC count and the process output. `ring`: the ring's capacity
+/// (`trace-ring=N`); None for the default.
 fn gc_storm(jdk: &Jdk, ring: Option<usize>, allocations: bool) -> (Value, u64, Output) {
     let v = &jdk.version;
     let classes = compile_monitor_programs(jdk);
@@ -679,16 +679,18 @@ fn gc_storm(jdk: &Jdk, ring: Option<usize>, allocations: bool) -> (Value, u64, O
         ),
     )
     .unwrap();
+    let ring_option = ring.map_or(String::new(), |n| format!(",trace-ring={n}"));
     let mut cmd = java_cmd(
         jdk,
-        &format!("rules={},file={}/out", rules.display(), dir.display()),
+        &format!(
+            "rules={},file={}/out{ring_option}",
+            rules.display(),
+            dir.display()
+        ),
         &["-Xmx32m"],
         &classes,
         "GcStorm",
     );
-    if let Some(n) = ring {
-        cmd.env("INSTR_TRACE_RING", n.to_string());
-    }
     let out = run(&mut cmd);
     check(&format!("[{v}] GcStorm, ring {ring:?}"), &out);
     assert!(

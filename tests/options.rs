@@ -91,6 +91,7 @@ const OPTIONS: &[(&str, Kind)] = &[
     ("deadlocks", Kind::Number),
     ("trace", Kind::Path),
     ("trace-allocs", Kind::Word),
+    ("trace-ring", Kind::Number),
 ];
 
 /// Every rules key (rules/README.md): a YAML file with `{}` where the value goes, the kind, and the

@@ -25,6 +25,7 @@ OPTIONS is either a rules file (rules/*.yaml) or comma-separated key=value pairs
   deadlocks=MS  also check for deadlocks every MS milliseconds (0: on demand only; implies threads)
   trace=PATH    also stream an XML event trace to PATH (%p: pid; implies threads)
   trace-allocs=on   put object allocations and frees in the trace (walks a stack per object)
+  trace-ring=N      records kept for GC and free events between two writes of the trace (16384)
   calls=MODE    with the rules' `methods` probe: counts (default: exact calls per method) or times
                 (also per thread: calls, inclusive/exclusive CPU and wall time, caller->callee edges)
   leaves=HOW    leaf methods (no call, loop or monitor, <= 100 bytes) under calls=times: counted
@@ -121,7 +122,7 @@ fn parse_options(options: &str) -> Result<Parsed, String> {
                 )
             }
             "live" => live = Some(live_mode(value)?),
-            k @ ("threads" | "monitors" | "deadlocks" | "trace" | "trace-allocs") => {
+            k @ ("threads" | "monitors" | "deadlocks" | "trace" | "trace-allocs" | "trace-ring") => {
                 thread_options.push((k, value))
             }
             "stacks" => {
@@ -156,7 +157,7 @@ fn parse_options(options: &str) -> Result<Parsed, String> {
             "help" => return Ok(Parsed::Help),
             other => {
                 return Err(format!(
-                    "unknown option '{other}' (known: rules, file, depth, live, stacks, calls, leaves, clock, threads, monitors, deadlocks, trace, trace-allocs, help)"
+                    "unknown option '{other}' (known: rules, file, depth, live, stacks, calls, leaves, clock, threads, monitors, deadlocks, trace, trace-allocs, trace-ring, help)"
                 ))
             }
         }

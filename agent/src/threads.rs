@@ -68,8 +68,8 @@ pub fn now() -> u64 {
     EPOCH.get_or_init(Instant::now).elapsed().as_nanos() as u64
 }
 
-/// Applies the inline options `threads=on|off`, `monitors=on|off`, `deadlocks=MS`, `trace=PATH` and
-/// `trace-allocs=on|off` over the rules' `threads` section. Each but `threads=off` turns the profiler on.
+/// Applies the inline options `threads=on|off`, `monitors=on|off`, `deadlocks=MS`, `trace=PATH`,
+/// `trace-allocs=on|off` and `trace-ring=N` over the rules' `threads` section. Each but `threads=off` turns the profiler on.
 pub fn apply_options(rules: &mut Rules, options: &[(&str, &str)]) -> Result<(), String> {
     if options.is_empty() {
         return Ok(());
@@ -91,6 +91,18 @@ pub fn apply_options(rules: &mut Rules, options: &[(&str, &str)]) -> Result<(), 
             }
             "trace" => t.trace = Some(value.to_string()),
             "trace-allocs" => t.trace_allocations = on_off(key, value)?,
+            "trace-ring" => {
+                t.trace_ring = value
+                    .parse()
+                    .ok()
+                    .filter(|n| (1..=crate::xml_trace::MAX_RING).contains(n))
+                    .ok_or_else(|| {
+                        format!(
+                            "trace-ring={value}: expected a number of records from 1 to {}",
+                            crate::xml_trace::MAX_RING
+                        )
+                    })?
+            }
             _ => unreachable!("options.rs passes only these keys"),
         }
         if key != "threads" {
@@ -231,6 +243,7 @@ pub fn check_outputs(rules: &Rules) -> Result<(), String> {
         Some(template) if rules.threads().enabled => crate::xml_trace::open(
             &instr_rules::expand_template(template, std::process::id()),
             rules.threads().trace_allocations,
+            rules.threads().trace_ring,
         ),
         _ => Ok(()),
     }

@@ -39,8 +39,8 @@ use crate::threads::{new_agent_thread, now, profiler, thread_id, Profiler, Threa
 pub const QUEUE_CAPACITY: usize = 16 * 1024;
 /// Records the GC and OBJECT_FREE callbacks can leave before the ring is drained (32 bytes each).
 pub const RING_CAPACITY: usize = 16 * 1024;
-/// Environment variable that sets the ring's capacity (a power of two is used; for tests of the drops).
-pub const RING_CAPACITY_VAR: &str = "INSTR_TRACE_RING";
+/// The largest `trace-ring`.
+pub const MAX_RING: u32 = 1 << 24;
 /// The writer drains the ring at least this often when no element wakes it.
 const WRITER_POLL: Duration = Duration::from_millis(50);
 /// Tags of traced objects have this bit set; tags without it belong to the live-object tracker.
@@ -159,7 +159,7 @@ fn write(file: &mut File, batch: &[String]) {
 
 /// Opens the trace file at load time and writes the prolog; fails with the reason if it cannot.
 /// `allocations`: whether object allocations and frees are traced.
-pub fn open(path: &str, allocations: bool) -> Result<(), String> {
+pub fn open(path: &str, allocations: bool, ring: u32) -> Result<(), String> {
     let mut f =
         File::create(path).map_err(|e| format!("cannot write the XML trace {path}: {e}"))?;
     let prolog = format!(
@@ -171,15 +171,9 @@ pub fn open(path: &str, allocations: bool) -> Result<(), String> {
         format!("cannot write the XML trace {path}: {e}")
     })?;
     let _ = PATH.set(path.to_string());
-    let ring_capacity = match std::env::var(RING_CAPACITY_VAR) {
-        Ok(v) => v
-            .parse::<usize>()
-            .ok()
-            .filter(|&n| (1..=1 << 24).contains(&n))
-            .ok_or_else(|| {
-                format!("{RING_CAPACITY_VAR}={v}: expected a count from 1 to 16777216")
-            })?,
-        Err(_) => RING_CAPACITY,
+    let ring_capacity = match ring {
+        0 => RING_CAPACITY,
+        n => n as usize,
     };
     let _ = TRACE.set(Trace {
         queue: Mutex::new(Queue {

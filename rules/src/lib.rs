@@ -53,6 +53,8 @@ pub struct ThreadRules {
     pub trace: Option<String>,
     /// Whether the trace holds object allocations and frees (forces a stack walk per object).
     pub trace_allocations: bool,
+    /// Records in the trace's ring for GC and free events (0: the default); the `trace-ring` option.
+    pub trace_ring: u32,
 }
 
 /// Method access flags that the method filter looks at.
