@@ -776,3 +776,37 @@ fn linkage_errors_reach_the_program_unchanged() {
         }
     }
 }
+
+/// Classes defined without a name: each one the rewriter cannot read gets its own `instr:` line, named
+/// from its size since its bytes give no name (they used to share one line with an empty name), and the
+/// program sees the JVM's own ClassFormatError as without the agent.
+#[test]
+fn unnamed_classes_are_reported_one_line_each() {
+    for jdk in jdks() {
+        let classes = compile_agent_programs(&jdk);
+        let mut plain = Command::new(jdk.bin("java"));
+        plain.arg("-cp").arg(&classes).arg("UnnamedClasses");
+        let expected = run(&mut plain);
+        check("UnnamedClasses without the agent", &expected);
+        let dir = scratch(&format!("unnamed-{}", jdk.key()));
+        let options = format!(
+            "rules={},file={}",
+            workspace().join("rules/all.yaml").display(),
+            dir.join("out").display()
+        );
+        let out = run_with_agent(&jdk, &options, &[], &classes, "UnnamedClasses");
+        assert_eq!(text(&out.stdout), text(&expected.stdout), "[{}]", jdk.version);
+        let stderr = text(&out.stderr);
+        let lines: Vec<&str> = stderr
+            .lines()
+            .filter(|l| l.starts_with("instr: a class defined without a name"))
+            .collect();
+        assert_eq!(lines.len(), 2, "[{}] {stderr}", jdk.version);
+        assert_ne!(lines[0], lines[1], "[{}] {stderr}", jdk.version);
+        assert!(
+            stderr.lines().all(|l| !l.starts_with("instr: :")),
+            "[{}] a line with an empty class name: {stderr}",
+            jdk.version
+        );
+    }
+}
