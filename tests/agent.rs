@@ -795,7 +795,12 @@ fn unnamed_classes_are_reported_one_line_each() {
             dir.join("out").display()
         );
         let out = run_with_agent(&jdk, &options, &[], &classes, "UnnamedClasses");
-        assert_eq!(text(&out.stdout), text(&expected.stdout), "[{}]", jdk.version);
+        assert_eq!(
+            text(&out.stdout),
+            text(&expected.stdout),
+            "[{}]",
+            jdk.version
+        );
         let stderr = text(&out.stderr);
         let lines: Vec<&str> = stderr
             .lines()

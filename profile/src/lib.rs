@@ -1,0 +1,16 @@
+//! `instr-profile`: the plain-data [`Profile`] the agent writes as `PREFIX.json` (schema
+//! `instr-profile/1`, docs/REPORTS.md), read back by the `instr` command-line tool, and the renderers,
+//! pure functions of a profile that the agent and the tool share. Nothing here knows of JNI, JVMTI or the
+//! agent: every renderer can be tested on a profile made in the test.
+//!
+//! - [`model`]: the profile, serialised as the JSON report.
+//! - [`flame`]: a profile's weighted stacks, one [`flame::FlameView`] per thing measured (objects and
+//!   bytes allocated, live objects, calls, CPU and wall time); what the flame graphs, pprof and the
+//!   collapsed files are drawn from.
+//! - [`render`]: collapsed stacks, the HTML flame graph, SVG, pprof, and the diff of two profiles.
+
+pub mod flame;
+pub mod model;
+pub mod render;
+
+pub use model::{Profile, ProfileError};

@@ -1,0 +1,180 @@
+//! The profile: what one run of the agent measured, as plain data. Its JSON form is the agent's
+//! `PREFIX.json` report (docs/REPORTS.md). The parts the renderers read are typed; everything else the
+//! report holds is kept as it was read (`rest`), so that reading a report and writing it again loses
+//! nothing, and a field added to the report needs no change here until a renderer uses it.
+
+use serde::{Deserialize, Serialize};
+use serde_json::{Map, Value};
+
+/// The schema this crate writes. `instr-heap/1`, the report's name before it carried calls paths, is
+/// read too: it is the same layout without them.
+pub const SCHEMA: &str = "instr-profile/1";
+const READABLE: [&str; 2] = [SCHEMA, "instr-heap/1"];
+
+#[derive(Serialize, Deserialize, Debug, Clone, Default, PartialEq)]
+pub struct Profile {
+    pub schema: String,
+    #[serde(default)]
+    pub pid: u32,
+    /// Frames per allocation site: 0 per class only, 1 the allocating method, more: stacks.
+    #[serde(default)]
+    pub depth: u32,
+    /// Exact instances and bytes per class (live ones too, when live objects were tracked).
+    #[serde(default)]
+    pub classes: Vec<ClassRow>,
+    /// Exact counts per allocation site and stack (depth >= 1).
+    #[serde(default)]
+    pub sites: Vec<SiteRow>,
+    /// Exact call counts (and times, `calls=times`) per method, all threads together.
+    #[serde(default)]
+    pub methods: Vec<MethodRow>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub calls: Option<Calls>,
+    #[serde(flatten)]
+    pub rest: Map<String, Value>,
+}
+
+#[derive(Serialize, Deserialize, Debug, Clone, Default, PartialEq)]
+pub struct ClassRow {
+    /// The Java name: `java.lang.String`, `int[][]`.
+    pub class: String,
+    pub instances: u64,
+    pub bytes: u64,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub live_instances: Option<u64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub live_bytes: Option<u64>,
+}
+
+#[derive(Serialize, Deserialize, Debug, Clone, Default, PartialEq)]
+pub struct SiteRow {
+    /// The class allocated, or the array type.
+    pub class: String,
+    pub count: u64,
+    pub bytes: u64,
+    #[serde(default)]
+    pub site_id: Option<u32>,
+    /// The allocating frame first.
+    #[serde(default)]
+    pub stack: Vec<Frame>,
+    /// The count is this stack's estimated share of the site's exact count (`stacks=SIZE`).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub stack_estimated: bool,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub live_instances: Option<u64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub live_bytes: Option<u64>,
+}
+
+#[derive(Serialize, Deserialize, Debug, Clone, Default, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct Frame {
+    pub class: String,
+    pub method: String,
+    #[serde(default)]
+    pub descriptor: String,
+    #[serde(default)]
+    pub file: Option<String>,
+    #[serde(default)]
+    pub line: Option<i64>,
+}
+
+#[derive(Serialize, Deserialize, Debug, Clone, Default, PartialEq)]
+pub struct MethodRow {
+    #[serde(default)]
+    pub id: Option<u32>,
+    #[serde(default)]
+    pub class: String,
+    #[serde(default)]
+    pub method: String,
+    #[serde(default)]
+    pub descriptor: String,
+    /// Exact entries; `calls` is the same number where the report names it so.
+    #[serde(default)]
+    pub enters: u64,
+    #[serde(default)]
+    pub unwinds: u64,
+    #[serde(flatten)]
+    pub rest: Map<String, Value>,
+}
+
+/// The method-call section (`calls=counts` or `calls=times`).
+#[derive(Serialize, Deserialize, Debug, Clone, Default, PartialEq)]
+pub struct Calls {
+    #[serde(default)]
+    pub mode: String,
+    /// Every call path of every thread's call tree (times mode), the root first: the calls and CPU
+    /// and wall flame graphs.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub paths: Vec<CallPath>,
+    #[serde(flatten)]
+    pub rest: Map<String, Value>,
+}
+
+#[derive(Serialize, Deserialize, Debug, Clone, Default, PartialEq)]
+pub struct CallPath {
+    /// `Class.method` names, the outermost call first.
+    pub frames: Vec<String>,
+    /// Exact calls of the path's last method from this path.
+    pub calls: u64,
+    /// Self CPU and wall nanoseconds of the last method on this path.
+    #[serde(default)]
+    pub self_cpu_ns: u64,
+    #[serde(default)]
+    pub self_wall_ns: u64,
+}
+
+/// Why a file is not a profile: one line, naming the problem (the caller adds the file).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ProfileError {
+    /// Not JSON, or cut short: the parser's message, with line and column.
+    Json(String),
+    /// JSON, but not a profile of a schema this version reads.
+    Schema(String),
+}
+
+impl std::fmt::Display for ProfileError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            ProfileError::Json(m) => write!(f, "not a whole JSON document: {m}"),
+            ProfileError::Schema(s) if s.is_empty() => {
+                write!(f, "no \"schema\": not an instr profile (expected {SCHEMA})")
+            }
+            ProfileError::Schema(s) => {
+                write!(
+                    f,
+                    "schema \"{s}\" is not one this version reads ({})",
+                    READABLE.join(", ")
+                )
+            }
+        }
+    }
+}
+
+impl std::error::Error for ProfileError {}
+
+impl Profile {
+    /// Reads a profile from its JSON text.
+    pub fn from_json(text: &str) -> Result<Profile, ProfileError> {
+        let value: Value =
+            serde_json::from_str(text).map_err(|e| ProfileError::Json(e.to_string()))?;
+        let schema = value.get("schema").and_then(Value::as_str).unwrap_or("");
+        if !READABLE.contains(&schema) {
+            return Err(ProfileError::Schema(schema.to_string()));
+        }
+        serde_json::from_value(value).map_err(|e| ProfileError::Json(e.to_string()))
+    }
+
+    /// The JSON text, as the agent writes it.
+    pub fn to_json(&self) -> String {
+        let mut s = serde_json::to_string_pretty(self).expect("a profile is plain data");
+        s.push('\n');
+        s
+    }
+}
+
+impl Frame {
+    /// `java.lang.String.valueOf`: the name a flame graph shows.
+    pub fn name(&self) -> String {
+        format!("{}.{}", self.class, self.method)
+    }
+}

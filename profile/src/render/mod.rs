@@ -1,0 +1,7 @@
+//! Renderers: each is a pure function of a [`crate::Profile`] or of its [`crate::flame::FlameView`]s.
+
+pub mod collapsed;
+pub mod diff;
+pub mod html;
+pub mod pprof;
+pub mod svg;
