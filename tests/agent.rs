@@ -134,7 +134,7 @@ fn class_counts_are_exact_in_every_execution_mode() {
                 );
             }
             assert_eq!(r["dropped"], 0);
-            assert_eq!(r["schema"], "instr-heap/1");
+            assert_eq!(r["schema"], "instr-profile/1");
             println!("[{}] {mode}: class counts exact", jdk.version);
         }
     }

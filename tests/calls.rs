@@ -206,6 +206,40 @@ fn counts_are_exact_in_every_execution_mode() {
 /// Per-thread counts, edges, and the time invariants of a `calls=times` run.
 fn check_times(what: &str, r: &Run) {
     let calls = &r.json["calls"];
+    // The call paths (the calls flame graph) add up, per method, to the method's exact calls.
+    let mut by_method: HashMap<String, u64> = HashMap::new();
+    for p in calls["paths"].as_array().expect("calls.paths") {
+        let last = p["frames"]
+            .as_array()
+            .unwrap()
+            .last()
+            .unwrap()
+            .as_str()
+            .unwrap();
+        *by_method.entry(last.to_string()).or_default() += num(p, "calls");
+    }
+    for m in r.json["methods"].as_array().unwrap() {
+        if m["timed"] == false {
+            continue; // leaves are counted only: in no call tree
+        }
+        let name = format!(
+            "{}.{}",
+            m["class"].as_str().unwrap(),
+            m["method"].as_str().unwrap()
+        );
+        let in_paths = by_method.get(&name).copied().unwrap_or(0);
+        // Methods of the same name but another descriptor share the path name: compare their sum.
+        let same_name: u64 = r.json["methods"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|o| {
+                o["timed"] != false && o["class"] == m["class"] && o["method"] == m["method"]
+            })
+            .map(|o| num(o, "calls"))
+            .sum();
+        assert_eq!(in_paths, same_name, "{what}: calls.paths of {name}");
+    }
     let threads = calls["threads"].as_array().unwrap();
     let thread = |name: &str| {
         threads

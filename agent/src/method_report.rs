@@ -410,7 +410,10 @@ fn thread_calls(
         let m = method(i);
         let outermost = outermost[i];
         global[i] = merged.child(global[parent(i)], m);
-        merged.cpu[global[i] as usize] += self_cpu[i];
+        let g = global[i] as usize;
+        merged.cpu[g] += self_cpu[i];
+        merged.calls[g] += field(i, CALLS);
+        merged.wall[g] += field(i, SELF_WALL);
         names.short(m);
         let t = methods.entry(m).or_default();
         t.calls += field(i, CALLS);
@@ -459,23 +462,41 @@ pub struct Merged {
     parent: Vec<u32>,
     method: Vec<u32>,
     cpu: Vec<u64>,
+    /// Exact calls and self wall nanoseconds per node, for the calls and wall flame graphs.
+    calls: Vec<u64>,
+    wall: Vec<u64>,
 }
 
 impl Merged {
     fn child(&mut self, parent: u32, method: u32) -> u32 {
         if self.parent.is_empty() {
-            self.parent.push(0);
-            self.method.push(0);
-            self.cpu.push(0);
+            self.push(0, 0);
         }
         let next = self.parent.len() as u32;
         let id = *self.index.entry((parent, method)).or_insert(next);
         if id == next {
-            self.parent.push(parent);
-            self.method.push(method);
-            self.cpu.push(0);
+            self.push(parent, method);
         }
         id
+    }
+
+    fn push(&mut self, parent: u32, method: u32) {
+        self.parent.push(parent);
+        self.method.push(method);
+        self.cpu.push(0);
+        self.calls.push(0);
+        self.wall.push(0);
+    }
+
+    /// The path of node `i`, the outermost method first.
+    fn path(&self, mut i: usize) -> Vec<u32> {
+        let mut path = Vec::new();
+        while i != 0 {
+            path.push(self.method[i]);
+            i = self.parent[i] as usize;
+        }
+        path.reverse();
+        path
     }
 }
 
@@ -670,6 +691,7 @@ impl Calls {
                     *edges.entry(*k).or_default() += c;
                 }
             }
+            section["paths"] = self.paths_json();
             section["edges"] = edges
                 .iter()
                 .map(|(&(caller, callee), &count)| {
@@ -788,6 +810,47 @@ impl Calls {
         s
     }
 
+    /// Every path of the merged call trees with its exact calls and self CPU and wall time (JSON
+    /// `calls.paths`, from which the calls, CPU and wall flame graphs are drawn). The paths with the most
+    /// calls first, at most MAX_COLLAPSED_LINES of them; the rest are summed into one `(other paths)`
+    /// entry, so every total stays exact.
+    fn paths_json(&self) -> Value {
+        let t = &self.stacks;
+        let mut nodes: Vec<usize> = (1..t.parent.len())
+            .filter(|&i| t.calls[i] > 0 || t.cpu[i] > 0)
+            .collect();
+        nodes.sort_by(|&x, &y| t.calls[y].cmp(&t.calls[x]).then(x.cmp(&y)));
+        let name = |m: &u32| {
+            self.names
+                .get(m)
+                .cloned()
+                .unwrap_or_else(|| "?".to_string())
+        };
+        let mut out: Vec<Value> = nodes
+            .iter()
+            .take(MAX_COLLAPSED_LINES)
+            .map(|&i| {
+                json!({
+                    "frames": t.path(i).iter().map(name).collect::<Vec<_>>(),
+                    "calls": t.calls[i],
+                    "self_cpu_ns": t.cpu[i],
+                    "self_wall_ns": t.wall[i],
+                })
+            })
+            .collect();
+        let rest = &nodes[nodes.len().min(MAX_COLLAPSED_LINES)..];
+        if !rest.is_empty() {
+            let sum = |v: &[u64]| rest.iter().map(|&i| v[i]).sum::<u64>();
+            out.push(json!({
+                "frames": ["(other paths)"],
+                "calls": sum(&t.calls),
+                "self_cpu_ns": sum(&t.cpu),
+                "self_wall_ns": sum(&t.wall),
+            }));
+        }
+        Value::Array(out)
+    }
+
     /// `PREFIX.cpu.collapsed`: one line per call path, root first, weighted by exclusive CPU ns.
     pub fn to_collapsed(&self) -> String {
         let t = &self.stacks;
@@ -802,14 +865,9 @@ impl Calls {
         let mut path = Vec::new();
         for &i in nodes.iter().take(MAX_COLLAPSED_LINES) {
             path.clear();
-            let mut k = i;
-            while k != 0 {
-                path.push(t.method[k]);
-                k = t.parent[k] as usize;
-            }
+            path.extend(t.path(i));
             let text: Vec<&str> = path
                 .iter()
-                .rev()
                 .map(|m| self.names.get(m).map(String::as_str).unwrap_or("?"))
                 .collect();
             lines.push((text.join(";"), t.cpu[i]));

@@ -1,5 +1,5 @@
 //! Reading the counts back from HeapProxy at VM death and writing the reports: `PREFIX.json` (exact
-//! counts, schema `instr-heap/1`, see docs/REPORTS.md) and `PREFIX.txt` (hprof-style). Both are written
+//! counts, schema `instr-profile/1`, see docs/REPORTS.md) and `PREFIX.txt` (hprof-style). Both are written
 //! to a temporary file and renamed, so a reader never sees half a report.
 //!
 //! The allocation counts are in per-thread rows (HeapProxyAllocs); HeapProxy's `classTotals` and
@@ -10,6 +10,7 @@ use std::collections::HashMap;
 use std::fmt::Write as _;
 use std::sync::atomic::Ordering;
 
+use instr_profile::{flame, render, Profile};
 use jni_sys::{jmethodID, jobject};
 use serde_json::{json, Value};
 
@@ -346,7 +347,7 @@ fn frame_json(f: &ResolvedFrame) -> Value {
 pub fn to_json(a: &Agent, r: &Report, pid: u32) -> Value {
     let gc = &a.gc;
     json!({
-        "schema": "instr-heap/1",
+        "schema": instr_profile::model::SCHEMA,
         "pid": pid,
         "depth": a.rules.depth(),
         "totals": {
@@ -529,27 +530,9 @@ pub fn to_text(a: &Agent, r: &Report, pid: u32) -> String {
     s
 }
 
-/// Collapsed stacks for flame-graph tools (`flamegraph.pl`, speedscope, async-profiler's converter): one
-/// line per stack, root first, the allocated class as the leaf, then the allocated bytes. Without stacks
-/// (depth 0) every class is one line of its own.
-pub fn to_collapsed(a: &Agent, r: &Report) -> String {
-    let mut s = String::new();
-    if a.rules.depth() == 0 {
-        for c in &r.classes {
-            let _ = writeln!(s, "{} {}", c.name, c.bytes);
-        }
-        return s;
-    }
-    for site in &r.sites {
-        for f in site.frames.iter().rev() {
-            let _ = write!(s, "{}.{};", f.class, f.method);
-        }
-        let _ = writeln!(s, "{} {}", site.class, site.bytes);
-    }
-    s
-}
-
-/// Collects and writes the three reports to the rules' output prefix.
+/// Collects the profile and writes its reports to the rules' output prefix: JSON (the profile itself),
+/// text, collapsed stacks of the allocated bytes (root first, the allocated class as the leaf; at depth 0
+/// one line per class), the HTML flame graph, and with `calls=times` the CPU collapsed stacks.
 pub fn write_all(a: &Agent, jni: Jni, proxy: jobject, when: When) {
     let r = collect(a, jni, proxy, when);
     let calls = crate::method_report::collect(a, jni);
@@ -557,17 +540,35 @@ pub fn write_all(a: &Agent, jni: Jni, proxy: jobject, when: When) {
     let prefix = a.rules.output_path(pid);
     let mut json = to_json(a, &r, pid);
     calls.add_to_json(a, &mut json);
+    // From here on the reports are renderings of the one profile, the same functions `instr report`
+    // runs on the JSON file.
+    let profile: Profile = match serde_json::from_value(json) {
+        Ok(p) => p,
+        Err(e) => {
+            eprintln!(
+                "instr: internal error: the report is not a profile ({e}); no reports written"
+            );
+            return;
+        }
+    };
+    let views = flame::views(&profile);
     let mut text = to_text(a, &r, pid);
     text.push_str(&calls.to_text(a));
     let mut files = vec![
-        (
-            format!("{prefix}.json"),
-            serde_json::to_vec_pretty(&json).unwrap_or_default(),
-        ),
+        (format!("{prefix}.json"), profile.to_json().into_bytes()),
         (format!("{prefix}.txt"), text.into_bytes()),
         (
             format!("{prefix}.collapsed"),
-            to_collapsed(a, &r).into_bytes(),
+            views
+                .iter()
+                .find(|v| v.id == "bytes")
+                .map(render::collapsed::render)
+                .unwrap_or_default()
+                .into_bytes(),
+        ),
+        (
+            format!("{prefix}.html"),
+            render::html::render(&format!("instr: pid {pid}"), &views).into_bytes(),
         ),
     ];
     if calls.times {
