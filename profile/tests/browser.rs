@@ -14,7 +14,8 @@ use instr_profile::flame::{self, FlameView};
 use instr_profile::render::html;
 use serde_json::json;
 
-const SETUP: &str = "run scripts/setup.sh (as root or with sudo): it installs chromium, nodejs and npm, \
+const SETUP: &str =
+    "run scripts/setup.sh (as root or with sudo): it installs chromium, nodejs and npm, \
                      and runs `npm ci` in tests/browser";
 
 fn fmt_int(v: u64) -> String {
@@ -31,7 +32,11 @@ fn fmt_int(v: u64) -> String {
 
 /// What the page's search line must say for `query`, from the stacks themselves: a stack counts once
 /// if any of its frames matches.
-fn matched_text(view: &FlameView, query: &str, matches: impl Fn(&str) -> bool) -> serde_json::Value {
+fn matched_text(
+    view: &FlameView,
+    query: &str,
+    matches: impl Fn(&str) -> bool,
+) -> serde_json::Value {
     let m: u64 = view
         .stacks
         .iter()
@@ -71,8 +76,14 @@ fn wait(mut child: std::process::Child, limit: Duration) -> std::process::Output
 
 #[test]
 fn html_flame_graph_in_chromium() {
-    let root = Path::new(env!("CARGO_MANIFEST_DIR")).parent().unwrap().to_path_buf();
-    let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).parent().unwrap().join("browser");
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .parent()
+        .unwrap()
+        .to_path_buf();
+    let dir = Path::new(env!("CARGO_TARGET_TMPDIR"))
+        .parent()
+        .unwrap()
+        .join("browser");
     std::fs::create_dir_all(&dir).unwrap();
     let script = root.join("tests/browser/check.mjs");
 
@@ -87,7 +98,11 @@ fn html_flame_graph_in_chromium() {
         "/usr/bin/chromium is missing: {SETUP}"
     );
     let pw = root.join("tests/browser/node_modules/playwright-core/package.json");
-    assert!(pw.exists(), "{} is missing (npm ci not run): {SETUP}", pw.display());
+    assert!(
+        pw.exists(),
+        "{} is missing (npm ci not run): {SETUP}",
+        pw.display()
+    );
 
     let views = flame::views(&support::sample());
     let page = dir.join("profile.html");
@@ -101,8 +116,9 @@ fn html_flame_graph_in_chromium() {
             s
         },
         {
-            let mut s =
-                matched_text(objects, "/Concat|ArrayList/", |n| n.contains("Concat") || n.contains("ArrayList"));
+            let mut s = matched_text(objects, "/Concat|ArrayList/", |n| {
+                n.contains("Concat") || n.contains("ArrayList")
+            });
             s["highlighted"] = json!("java.util.ArrayList.grow");
             s
         },
@@ -129,8 +145,19 @@ fn html_flame_graph_in_chromium() {
 
     let t = Instant::now();
     let big = dir.join("big.html");
-    std::fs::write(&big, html::render("100,000 stacks", &flame::views(&support::synthetic(100_000)))).unwrap();
-    println!("big.html: {} bytes, made in {:?}", std::fs::metadata(&big).unwrap().len(), t.elapsed());
+    std::fs::write(
+        &big,
+        html::render(
+            "100,000 stacks",
+            &flame::views(&support::synthetic(100_000)),
+        ),
+    )
+    .unwrap();
+    println!(
+        "big.html: {} bytes, made in {:?}",
+        std::fs::metadata(&big).unwrap().len(),
+        t.elapsed()
+    );
 
     let shot: PathBuf = dir.join("profile.png");
     let _ = std::fs::remove_file(&shot);
@@ -156,7 +183,10 @@ fn html_flame_graph_in_chromium() {
         _ if stderr.contains("Cannot find package 'playwright-core'") => {
             panic!("node cannot load playwright-core: {SETUP}\n{stderr}")
         }
-        _ => panic!("the page failed a check ({}):\n{stdout}\n{stderr}", out.status),
+        _ => panic!(
+            "the page failed a check ({}):\n{stdout}\n{stderr}",
+            out.status
+        ),
     }
     assert!(shot.exists(), "no screenshot at {}", shot.display());
 }

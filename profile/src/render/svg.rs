@@ -210,11 +210,23 @@ fn fit(name: &str, room: f64) -> String {
 fn colour(name: &str, kind: FrameKind) -> String {
     let v = f64::from(fnv1a(name)) / 4_294_967_296.0;
     match kind {
-        FrameKind::Jdk => format!("hsl({},30%,{}%)", fmt(165.0 + 25.0 * v), fmt(58.0 + 10.0 * v)),
+        FrameKind::Jdk => format!(
+            "hsl({},30%,{}%)",
+            fmt(165.0 + 25.0 * v),
+            fmt(58.0 + 10.0 * v)
+        ),
         FrameKind::Allocated => {
-            format!("hsl({},75%,{}%)", fmt(205.0 + 25.0 * v), fmt(65.0 + 10.0 * v))
+            format!(
+                "hsl({},75%,{}%)",
+                fmt(205.0 + 25.0 * v),
+                fmt(65.0 + 10.0 * v)
+            )
         }
-        FrameKind::App => format!("hsl({},85%,{}%)", fmt(12.0 + 30.0 * v), fmt(58.0 + 10.0 * v)),
+        FrameKind::App => format!(
+            "hsl({},85%,{}%)",
+            fmt(12.0 + 30.0 * v),
+            fmt(58.0 + 10.0 * v)
+        ),
     }
 }
 

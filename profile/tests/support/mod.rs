@@ -9,7 +9,10 @@ fn frame(class: &str, method: &str, line: i64) -> Frame {
         class: class.into(),
         method: method.into(),
         descriptor: "()V".into(),
-        file: Some(format!("{}.java", class.rsplit('.').next().unwrap_or(class))),
+        file: Some(format!(
+            "{}.java",
+            class.rsplit('.').next().unwrap_or(class)
+        )),
         line: Some(line),
     }
 }
@@ -42,7 +45,13 @@ pub fn sample() -> Profile {
     let grow = ("java.util.ArrayList", "grow");
     let concat = ("java.lang.StringConcatHelper", "newArray");
     let sites = vec![
-        site("java.lang.Object[]", 1200, 57_600, Some(100), &[main, load, grow]),
+        site(
+            "java.lang.Object[]",
+            1200,
+            57_600,
+            Some(100),
+            &[main, load, grow],
+        ),
         site("app.Record", 3000, 72_000, Some(2500), &[main, load, parse]),
         site("byte[]", 4321, 553_088, None, &[main, load, parse, concat]),
         site("java.lang.String", 4321, 103_704, Some(7), &[main, parse]),
@@ -66,11 +75,36 @@ pub fn sample() -> Profile {
         mode: "times".into(),
         paths: vec![
             path(&["app.Main.main"], 1, 2_000_000, 3_000_000),
-            path(&["app.Main.main", "app.Loader.load"], 10, 40_000_000, 90_000_000),
-            path(&["app.Main.main", "app.Loader.load", "app.Parser.parse"], 700, 310_000_000, 320_000_000),
-            path(&["app.Main.main", "app.Parser.parse"], 300, 120_000_000, 125_000_000),
-            path(&["app.Main.main", "app.Parser.parse", "app.Parser.parse"], 123, 45_000_000, 46_000_000),
-            path(&["app.Main.main", "java.util.HashMap.put"], 5000, 1_500_000, 1_600_000),
+            path(
+                &["app.Main.main", "app.Loader.load"],
+                10,
+                40_000_000,
+                90_000_000,
+            ),
+            path(
+                &["app.Main.main", "app.Loader.load", "app.Parser.parse"],
+                700,
+                310_000_000,
+                320_000_000,
+            ),
+            path(
+                &["app.Main.main", "app.Parser.parse"],
+                300,
+                120_000_000,
+                125_000_000,
+            ),
+            path(
+                &["app.Main.main", "app.Parser.parse", "app.Parser.parse"],
+                123,
+                45_000_000,
+                46_000_000,
+            ),
+            path(
+                &["app.Main.main", "java.util.HashMap.put"],
+                5000,
+                1_500_000,
+                1_600_000,
+            ),
         ],
         rest: Default::default(),
     };
@@ -108,7 +142,9 @@ pub fn synthetic(n: usize) -> Profile {
             (class, format!("method{i}"))
         })
         .collect();
-    let classes: Vec<String> = (0..400).map(|i| format!("com.example.model.Type{i}")).collect();
+    let classes: Vec<String> = (0..400)
+        .map(|i| format!("com.example.model.Type{i}"))
+        .collect();
     let mut seen = std::collections::HashSet::new();
     let mut sites = Vec::with_capacity(n);
     while sites.len() < n {
@@ -117,7 +153,13 @@ pub fn synthetic(n: usize) -> Profile {
         let mut stack: Vec<usize> = vec![at];
         for _ in 1..depth {
             let r = next() % 16;
-            let callee = if r < 12 { 0 } else if r < 15 { 1 } else { 2 + next() % 6 };
+            let callee = if r < 12 {
+                0
+            } else if r < 15 {
+                1
+            } else {
+                2 + next() % 6
+            };
             at = (at * 7 + 1 + callee as usize) % methods.len();
             stack.push(at);
         }
