@@ -45,14 +45,27 @@ pkgs=(
   libjavassist-java libbcel-java libbyte-buddy-java
   # JUnit 5 (junit-platform-console-standalone.jar): examples/junit and its test in tests/calls.rs.
   junit5
+  # Chromium (/usr/bin/chromium) and node: profile/tests/browser.rs drives the HTML flame graph in it
+  # through tests/browser/check.mjs (playwright-core, installed below by npm ci).
+  chromium nodejs
 )
+# npm comes with NodeSource's nodejs and separately with Debian's, whose npm package conflicts with
+# NodeSource's nodejs: asked for only when no npm is installed.
+command -v npm >/dev/null 2>&1 || pkgs+=(npm)
 need=()
 for p in "${pkgs[@]}"; do
   dpkg-query -W -f='${Status}\n' "$p" 2>/dev/null | grep -q '^install ok installed' || need+=("$p")
 done
 
+# playwright-core for the browser test, at the version package-lock.json pins; npm writes
+# node_modules/.package-lock.json when it installs, so a newer one means there is nothing to do.
+browser=$(cd "$(dirname "${BASH_SOURCE[0]}")/../tests/browser" && pwd)
+npm_ci=true
+[ "$browser/node_modules/.package-lock.json" -nt "$browser/package-lock.json" ] && npm_ci=false
+
 if $dry_run; then
   echo "would install: ${need[*]:-nothing}"
+  $npm_ci && echo "would run: npm ci in $browser"
   exit 0
 fi
 if [ ${#need[@]} -gt 0 ] && [ "$(id -u)" != 0 ]; then
@@ -61,10 +74,14 @@ if [ ${#need[@]} -gt 0 ] && [ "$(id -u)" != 0 ]; then
     exit 1
   fi
   echo "setup.sh: installing ${need[*]} through sudo"
-  exec sudo -- "$(readlink -f "${BASH_SOURCE[0]}")" --elevated
-fi
-if [ ${#need[@]} -gt 0 ]; then
+  # Not exec: npm ci below runs as the calling user, so that node_modules is the user's, not root's.
+  sudo -- "$(readlink -f "${BASH_SOURCE[0]}")" --elevated
+elif [ ${#need[@]} -gt 0 ]; then
   apt-get update -q
   DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends "${need[@]}"
+fi
+$elevated && exit 0 # the packages were all the root run was for
+if $npm_ci; then
+  (cd "$browser" && npm ci --no-audit --no-fund)
 fi
 echo "JDKs: $(ls -d /usr/lib/jvm/*/bin/javac 2>/dev/null | sed 's|/bin/javac||' | xargs)"
