@@ -1,7 +1,10 @@
 //! A profile as weighted stacks: one [`FlameView`] per thing measured. Flame graphs (HTML, SVG),
 //! pprof and the collapsed files are all drawn from these, so every output adds up to the same totals.
 
-use crate::model::Profile;
+use std::collections::HashMap;
+use std::sync::Arc;
+
+use crate::model::{Frame, Profile};
 
 /// What a frame is, for its colour.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -16,7 +19,9 @@ pub enum FrameKind {
 
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub struct FlameFrame {
-    pub name: String,
+    /// Shared by every stack and view that shows the frame: a profile has few distinct frames and
+    /// many stacks.
+    pub name: Arc<str>,
     pub kind: FrameKind,
 }
 
@@ -51,109 +56,109 @@ pub fn is_jdk(class: &str) -> bool {
         .any(|p| class.starts_with(p))
 }
 
-fn method_frame(class: &str, name: String) -> FlameFrame {
-    let kind = if is_jdk(class) {
+/// Frames made once per distinct method, shared by reference count.
+#[derive(Default)]
+struct Frames<'p> {
+    by_frame: HashMap<(&'p str, &'p str), FlameFrame>,
+    by_name: HashMap<&'p str, FlameFrame>,
+}
+
+impl<'p> Frames<'p> {
+    fn method(&mut self, f: &'p Frame) -> FlameFrame {
+        self.by_frame
+            .entry((f.class.as_str(), f.method.as_str()))
+            .or_insert_with(|| FlameFrame {
+                name: f.name().into(),
+                kind: kind_of(&f.class),
+            })
+            .clone()
+    }
+
+    /// A frame known by its `Class.method` name only (call paths).
+    fn named(&mut self, name: &'p str) -> FlameFrame {
+        self.by_name
+            .entry(name)
+            .or_insert_with(|| FlameFrame {
+                name: name.into(),
+                kind: kind_of(name),
+            })
+            .clone()
+    }
+
+    fn allocated(&mut self, class: &'p str) -> FlameFrame {
+        let f = self.named(class);
+        FlameFrame {
+            kind: FrameKind::Allocated,
+            ..f
+        }
+    }
+}
+
+fn kind_of(class: &str) -> FrameKind {
+    if is_jdk(class) {
         FrameKind::Jdk
     } else {
         FrameKind::App
-    };
-    FlameFrame { name, kind }
+    }
 }
 
 /// Every view the profile has data for, in the order a page offers them. Views with nothing in them are
 /// left out.
 pub fn views(p: &Profile) -> Vec<FlameView> {
+    let mut frames = Frames::default();
+    // Allocation stacks, made once and shared by the four allocation views: (frames, [objects, bytes,
+    // live objects, live bytes]). By site and stack when there are sites, else by class alone.
+    let allocations: Vec<(Vec<FlameFrame>, [Option<u64>; 4])> = if !p.sites.is_empty() {
+        p.sites
+            .iter()
+            .map(|s| {
+                let mut stack: Vec<FlameFrame> = s.stack.iter().rev().map(|f| frames.method(f)).collect();
+                stack.push(frames.allocated(&s.class));
+                (stack, [Some(s.count), Some(s.bytes), s.live_instances, s.live_bytes])
+            })
+            .collect()
+    } else {
+        p.classes
+            .iter()
+            .map(|c| {
+                (
+                    vec![frames.allocated(&c.class)],
+                    [Some(c.instances), Some(c.bytes), c.live_instances, c.live_bytes],
+                )
+            })
+            .collect()
+    };
+    let calls: Vec<(Vec<FlameFrame>, [Option<u64>; 3])> = p
+        .calls
+        .iter()
+        .flat_map(|c| &c.paths)
+        .map(|c| {
+            (
+                c.frames.iter().map(|n| frames.named(n)).collect(),
+                [Some(c.calls), Some(c.self_cpu_ns), Some(c.self_wall_ns)],
+            )
+        })
+        .collect();
     let mut out = Vec::new();
-    // Allocations: by site and stack when there are sites, else by class alone.
-    let alloc =
-        |value: &dyn Fn(u64, u64, Option<u64>, Option<u64>) -> Option<u64>| -> Vec<FlameStack> {
-            if !p.sites.is_empty() {
-                p.sites
-                    .iter()
-                    .filter_map(|s| {
-                        let v = value(s.count, s.bytes, s.live_instances, s.live_bytes)?;
-                        let mut frames: Vec<FlameFrame> = s
-                            .stack
-                            .iter()
-                            .rev()
-                            .map(|f| method_frame(&f.class, f.name()))
-                            .collect();
-                        frames.push(FlameFrame {
-                            name: s.class.clone(),
-                            kind: FrameKind::Allocated,
-                        });
-                        Some(FlameStack { frames, value: v })
-                    })
-                    .collect()
-            } else {
-                p.classes
-                    .iter()
-                    .filter_map(|c| {
-                        let v = value(c.instances, c.bytes, c.live_instances, c.live_bytes)?;
-                        Some(FlameStack {
-                            frames: vec![FlameFrame {
-                                name: c.class.clone(),
-                                kind: FrameKind::Allocated,
-                            }],
-                            value: v,
-                        })
-                    })
-                    .collect()
-            }
-        };
     let mut push = |id, title, unit, stacks: Vec<FlameStack>| {
-        let stacks: Vec<FlameStack> = stacks.into_iter().filter(|s| s.value > 0).collect();
         if !stacks.is_empty() {
-            out.push(FlameView {
-                id,
-                title,
-                unit,
-                stacks,
-            });
+            out.push(FlameView { id, title, unit, stacks });
         }
     };
-    push(
-        "objects",
-        "Allocated objects",
-        "objects",
-        alloc(&|n, _, _, _| Some(n)),
-    );
-    push(
-        "bytes",
-        "Allocated bytes",
-        "bytes",
-        alloc(&|_, b, _, _| Some(b)),
-    );
-    push(
-        "live_objects",
-        "Live objects",
-        "objects",
-        alloc(&|_, _, l, _| l),
-    );
-    push("live_bytes", "Live bytes", "bytes", alloc(&|_, _, _, l| l));
-    if let Some(calls) = &p.calls {
-        let path = |f: &dyn Fn(&crate::model::CallPath) -> u64| -> Vec<FlameStack> {
-            calls
-                .paths
-                .iter()
-                .map(|c| FlameStack {
-                    frames: c
-                        .frames
-                        .iter()
-                        .map(|n| method_frame(n, n.clone()))
-                        .collect(),
-                    value: f(c),
-                })
-                .collect()
-        };
-        push("calls", "Calls", "calls", path(&|c| c.calls));
-        push("cpu", "CPU time", "nanoseconds", path(&|c| c.self_cpu_ns));
-        push(
-            "wall",
-            "Wall time",
-            "nanoseconds",
-            path(&|c| c.self_wall_ns),
-        );
+    fn pick<const N: usize>(rows: &[(Vec<FlameFrame>, [Option<u64>; N])], k: usize) -> Vec<FlameStack> {
+        rows.iter()
+            .filter_map(|(frames, values)| {
+                let value = values[k].filter(|&v| v > 0)?;
+                Some(FlameStack { frames: frames.clone(), value })
+            })
+            .collect()
     }
+    push("objects", "Allocated objects", "objects", pick(&allocations, 0));
+    push("bytes", "Allocated bytes", "bytes", pick(&allocations, 1));
+    push("live_objects", "Live objects", "objects", pick(&allocations, 2));
+    push("live_bytes", "Live bytes", "bytes", pick(&allocations, 3));
+    push("calls", "Calls", "calls", pick(&calls, 0));
+    push("cpu", "CPU time", "nanoseconds", pick(&calls, 1));
+    push("wall", "Wall time", "nanoseconds", pick(&calls, 2));
     out
 }

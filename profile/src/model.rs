@@ -155,13 +155,18 @@ impl std::error::Error for ProfileError {}
 impl Profile {
     /// Reads a profile from its JSON text.
     pub fn from_json(text: &str) -> Result<Profile, ProfileError> {
-        let value: Value =
-            serde_json::from_str(text).map_err(|e| ProfileError::Json(e.to_string()))?;
-        let schema = value.get("schema").and_then(Value::as_str).unwrap_or("");
-        if !READABLE.contains(&schema) {
-            return Err(ProfileError::Schema(schema.to_string()));
+        // The schema first, skimming the rest, so that another document gets the schema's message
+        // rather than the first field it lacks; then the profile, straight into its types.
+        #[derive(Deserialize)]
+        struct Head {
+            #[serde(default)]
+            schema: String,
         }
-        serde_json::from_value(value).map_err(|e| ProfileError::Json(e.to_string()))
+        let head: Head = serde_json::from_str(text).map_err(|e| ProfileError::Json(e.to_string()))?;
+        if !READABLE.contains(&head.schema.as_str()) {
+            return Err(ProfileError::Schema(head.schema));
+        }
+        serde_json::from_str(text).map_err(|e| ProfileError::Json(e.to_string()))
     }
 
     /// The JSON text, as the agent writes it.

@@ -126,7 +126,7 @@ fn html_flame_graph_in_chromium() {
     let load: u64 = objects
         .stacks
         .iter()
-        .filter(|s| s.frames.iter().any(|f| f.name == "app.Loader.load"))
+        .filter(|s| s.frames.iter().any(|f| &*f.name == "app.Loader.load"))
         .map(|s| s.value)
         .sum();
     let expect = json!({

@@ -165,7 +165,7 @@ fn frame_names_cannot_close_the_script() {
 #[test]
 fn svg_merges_frames_narrower_than_a_pixel() {
     let frame = |name: String| FlameFrame {
-        name,
+        name: name.into(),
         kind: FrameKind::App,
     };
     let mut stacks = vec![FlameStack {

@@ -71,7 +71,7 @@ fn views_add_up_to_the_reports_totals() {
     let objects = &v[0];
     let leaf = objects.stacks[1].frames.last().unwrap();
     assert_eq!(
-        (leaf.name.as_str(), leaf.kind),
+        (&*leaf.name, leaf.kind),
         ("byte[]", FrameKind::Allocated)
     );
     assert_eq!(objects.stacks[1].frames[1].kind, FrameKind::Jdk);

@@ -8,7 +8,7 @@ use crate::flame::FlameView;
 pub fn render(view: &FlameView) -> String {
     let mut s = String::new();
     for stack in &view.stacks {
-        let names: Vec<&str> = stack.frames.iter().map(|f| f.name.as_str()).collect();
+        let names: Vec<&str> = stack.frames.iter().map(|f| &*f.name).collect();
         let _ = writeln!(s, "{} {}", names.join(";"), stack.value);
     }
     s
