@@ -45,14 +45,29 @@ pkgs=(
   libjavassist-java libbcel-java libbyte-buddy-java
   # JUnit 5 (junit-platform-console-standalone.jar): examples/junit and its test in tests/calls.rs.
   junit5
+  # node: profile/tests/pprof.rs decodes the pprof output with the npm package pprof-format.
+  nodejs
 )
 need=()
 for p in "${pkgs[@]}"; do
   dpkg-query -W -f='${Status}\n' "$p" 2>/dev/null | grep -q '^install ok installed' || need+=("$p")
 done
+# npm, which installs pprof-format, is looked up as a command: Debian packages it apart from nodejs, but
+# NodeSource's nodejs holds it and conflicts with Debian's npm package.
+command -v npm >/dev/null 2>&1 || need+=(npm)
+
+# The pprof test's decoder (profile/tests/pprof: pprof-format at its lock file's version), installed by
+# `npm ci` when node_modules is missing or older than the lock file.
+decoder=$(dirname "$(readlink -f "${BASH_SOURCE[0]}")")/../profile/tests/pprof
+npm_ci=false
+if [ ! -f "$decoder/node_modules/.package-lock.json" ] ||
+  [ "$decoder/package-lock.json" -nt "$decoder/node_modules/.package-lock.json" ]; then
+  npm_ci=true
+fi
 
 if $dry_run; then
   echo "would install: ${need[*]:-nothing}"
+  ! $npm_ci || echo "would run: npm ci in profile/tests/pprof"
   exit 0
 fi
 if [ ${#need[@]} -gt 0 ] && [ "$(id -u)" != 0 ]; then
@@ -61,10 +76,19 @@ if [ ${#need[@]} -gt 0 ] && [ "$(id -u)" != 0 ]; then
     exit 1
   fi
   echo "setup.sh: installing ${need[*]} through sudo"
-  exec sudo -- "$(readlink -f "${BASH_SOURCE[0]}")" --elevated
+  # Not exec: the npm step below runs afterwards as the calling user, so that node_modules in the
+  # checkout is theirs, not root's.
+  sudo -- "$(readlink -f "${BASH_SOURCE[0]}")" --elevated
+  need=()
 fi
 if [ ${#need[@]} -gt 0 ]; then
   apt-get update -q
   DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends "${need[@]}"
+fi
+if $elevated; then
+  exit 0
+fi
+if $npm_ci; then
+  (cd "$decoder" && npm ci --no-audit --no-fund)
 fi
 echo "JDKs: $(ls -d /usr/lib/jvm/*/bin/javac 2>/dev/null | sed 's|/bin/javac||' | xargs)"
