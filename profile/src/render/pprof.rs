@@ -21,7 +21,7 @@ use std::io::Write as _;
 use flate2::{Compression, GzBuilder};
 
 use super::protobuf::Writer;
-use crate::flame::FlameView;
+use crate::flame::{FlameStack, FlameView};
 
 /// The gzipped profile of `views` (what `PREFIX.pb.gz` holds).
 pub fn render(views: &[FlameView]) -> Vec<u8> {
@@ -120,29 +120,50 @@ impl<'a> Builder<'a> {
         }
         let types = views.len();
         let mut key = Vec::new();
+        // The sample of each stack of the previous view, by position. Views drawn from the same rows
+        // (objects and bytes from the sites, calls, CPU and wall from the call paths) list the same
+        // stacks in the same order: a stack equal to the previous view's at its position is that
+        // sample, found without hashing its frames again, which is most of the encoding's work.
+        let mut previous: (&[FlameStack], Vec<Option<usize>>) = (&[], Vec::new());
         for (t, view) in views.iter().enumerate() {
-            for stack in view.stacks.iter().filter(|s| s.value > 0) {
-                key.clear();
-                // FlameStack is root first; pprof's location_id is leaf first.
-                for frame in stack.frames.iter().rev() {
-                    key.push(b.function(&frame.name));
+            let mut samples = Vec::with_capacity(view.stacks.len());
+            for (n, stack) in view.stacks.iter().enumerate() {
+                // A stack of value 0 is no sample of its own (it keeps its position).
+                if stack.value == 0 {
+                    samples.push(None);
+                    continue;
                 }
-                let sample = match b.samples.get(key.as_slice()) {
-                    Some(&i) => i,
-                    None => {
-                        let i = b.samples.len();
-                        b.samples.insert(key.clone(), i);
-                        b.values.resize(b.values.len() + types, 0);
-                        i
+                let sample = match (previous.0.get(n), previous.1.get(n)) {
+                    (Some(p), Some(&Some(i))) if same_names(p, stack) => i,
+                    _ => {
+                        key.clear();
+                        // FlameStack is root first; pprof's location_id is leaf first.
+                        for frame in stack.frames.iter().rev() {
+                            key.push(b.function(&frame.name));
+                        }
+                        b.sample(&key, types)
                     }
                 };
+                samples.push(Some(sample));
                 // One stack twice in a view (two sites whose frames have the same names) is one
                 // sample: their values add up, so the view's total is kept.
                 let v = &mut b.values[sample * types + t];
                 *v = v.saturating_add(stack.value);
             }
+            previous = (&view.stacks, samples);
         }
         b
+    }
+
+    /// The index of the sample of these location ids, a new one (all its values 0) if there is none.
+    fn sample(&mut self, key: &[u64], types: usize) -> usize {
+        if let Some(&i) = self.samples.get(key) {
+            return i;
+        }
+        let i = self.samples.len();
+        self.samples.insert(key.to_vec(), i);
+        self.values.resize(self.values.len() + types, 0);
+        i
     }
 
     fn string(&mut self, s: &'a str) -> u64 {
@@ -220,6 +241,14 @@ impl<'a> Builder<'a> {
         }
         w.into_bytes()
     }
+}
+
+fn same_names(a: &FlameStack, b: &FlameStack) -> bool {
+    a.frames.len() == b.frames.len()
+        && a.frames
+            .iter()
+            .zip(&b.frames)
+            .all(|(x, y)| x.name == y.name)
 }
 
 /// The tables' hash maps. Their keys are the profile's own frame names and stacks, not an adversary's,
