@@ -252,8 +252,8 @@ fn same_names(a: &FlameStack, b: &FlameStack) -> bool {
 }
 
 /// The tables' hash maps. Their keys are the profile's own frame names and stacks, not an adversary's,
-/// so the flooding resistance of the standard SipHash buys nothing here, and it was most of the time of
-/// encoding 100,000 stacks: a multiply-and-rotate hash of 8 bytes a step does instead.
+/// so the flooding resistance of the standard SipHash, paid at every lookup of millions of frames, buys
+/// nothing here: a multiply-and-rotate hash of 8 bytes a step does instead.
 type Map<K, V> = HashMap<K, V, BuildHasherDefault<WordHash>>;
 
 #[derive(Default)]
