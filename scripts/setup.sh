@@ -37,7 +37,7 @@ pkgs=(
   python3
   # kill(1) (not the shell builtin): SIGQUIT and watchdog kills in tests/agent.rs and tests/monitors.rs.
   procps
-  # nm: the coming test of the symbols libinstr.so exports (issue 14).
+  # nm: tests/ffi_layer.rs lists the symbols libinstr.so exports.
   binutils
   # The jars of the workload kit: tests/probes.rs rewrites every class in them with every probe, and
   # tests/workloads.rs runs h2, lucene, xalan, fop and sunflow (install.sh of the kit lists the same).
@@ -46,42 +46,46 @@ pkgs=(
   # JUnit 5 (junit-platform-console-standalone.jar): examples/junit and its test in tests/calls.rs.
   junit5
   # Chromium (/usr/bin/chromium) and node: profile/tests/browser.rs drives the HTML flame graph in it
-  # through tests/browser/check.mjs (playwright-core, installed below by npm ci).
+  # through tests/browser/check.mjs (playwright-core), and profile/tests/pprof.rs decodes the pprof
+  # output with the npm package pprof-format.
   chromium nodejs
 )
-# npm comes with NodeSource's nodejs and separately with Debian's, whose npm package conflicts with
-# NodeSource's nodejs: asked for only when no npm is installed.
-command -v npm >/dev/null 2>&1 || pkgs+=(npm)
 need=()
 for p in "${pkgs[@]}"; do
   dpkg-query -W -f='${Status}\n' "$p" 2>/dev/null | grep -q '^install ok installed' || need+=("$p")
 done
+# npm comes with NodeSource's nodejs and separately with Debian's, whose npm package conflicts with
+# NodeSource's nodejs: asked for only when no npm command is there.
+command -v npm >/dev/null 2>&1 || need+=(npm)
 
-# playwright-core for the browser test, at the version package-lock.json pins; npm writes
-# node_modules/.package-lock.json when it installs, so a newer one means there is nothing to do.
-browser=$(cd "$(dirname "${BASH_SOURCE[0]}")/../tests/browser" && pwd)
-npm_ci=true
-[ "$browser/node_modules/.package-lock.json" -nt "$browser/package-lock.json" ] && npm_ci=false
+# The npm projects of the tests, each installed by `npm ci` at its lock file's versions when its
+# node_modules is missing or older than the lock file (npm writes node_modules/.package-lock.json).
+root=$(cd "$(dirname "$(readlink -f "${BASH_SOURCE[0]}")")/.." && pwd)
+npm_projects=()
+for dir in "$root/tests/browser" "$root/profile/tests/pprof"; do
+  [ "$dir/node_modules/.package-lock.json" -nt "$dir/package-lock.json" ] || npm_projects+=("$dir")
+done
 
 if $dry_run; then
   echo "would install: ${need[*]:-nothing}"
-  $npm_ci && echo "would run: npm ci in $browser"
+  for dir in "${npm_projects[@]}"; do echo "would run: npm ci in $dir"; done
   exit 0
 fi
 if [ ${#need[@]} -gt 0 ] && [ "$(id -u)" != 0 ]; then
-  if $elevated || ! command -v sudo >/dev/null 2>&1; then
+  if ! command -v sudo >/dev/null 2>&1; then
     echo "setup.sh: must install ${need[*]} as root: run it as root, or as a user with sudo" >&2
     exit 1
   fi
   echo "setup.sh: installing ${need[*]} through sudo"
-  # Not exec: npm ci below runs as the calling user, so that node_modules is the user's, not root's.
+  # Not exec: the npm step below runs afterwards as the calling user, so that node_modules in the
+  # checkout is theirs, not root's.
   sudo -- "$(readlink -f "${BASH_SOURCE[0]}")" --elevated
 elif [ ${#need[@]} -gt 0 ]; then
   apt-get update -q
   DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends "${need[@]}"
 fi
 $elevated && exit 0 # the packages were all the root run was for
-if $npm_ci; then
-  (cd "$browser" && npm ci --no-audit --no-fund)
-fi
+for dir in "${npm_projects[@]}"; do
+  (cd "$dir" && npm ci --no-audit --no-fund)
+done
 echo "JDKs: $(ls -d /usr/lib/jvm/*/bin/javac 2>/dev/null | sed 's|/bin/javac||' | xargs)"

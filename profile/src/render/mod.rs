@@ -4,4 +4,5 @@ pub mod collapsed;
 pub mod diff;
 pub mod html;
 pub mod pprof;
+mod protobuf;
 pub mod svg;
