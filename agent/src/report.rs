@@ -532,7 +532,7 @@ pub fn to_text(a: &Agent, r: &Report, pid: u32) -> String {
 
 /// Collects the profile and writes its reports to the rules' output prefix: JSON (the profile itself),
 /// text, collapsed stacks of the allocated bytes (root first, the allocated class as the leaf; at depth 0
-/// one line per class), the HTML flame graph, and with `calls=times` the CPU collapsed stacks.
+/// one line per class), the HTML flame graph, pprof, and with `calls=times` the CPU collapsed stacks.
 pub fn write_all(a: &Agent, jni: Jni, proxy: jobject, when: When) {
     let r = collect(a, jni, proxy, when);
     let calls = crate::method_report::collect(a, jni);
@@ -570,6 +570,7 @@ pub fn write_all(a: &Agent, jni: Jni, proxy: jobject, when: When) {
             format!("{prefix}.html"),
             render::html::render(&format!("instr: pid {pid}"), &views).into_bytes(),
         ),
+        (format!("{prefix}.pb.gz"), render::pprof::render(&views)),
     ];
     if calls.times {
         files.push((
