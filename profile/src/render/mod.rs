@@ -5,3 +5,4 @@ pub mod diff;
 pub mod html;
 pub mod pprof;
 pub mod svg;
+pub mod text;
