@@ -114,8 +114,10 @@ mod tests {
 
     #[test]
     fn every_flag_the_tests_and_docs_pass_parses() {
-        let a = p("--rules r.yaml --ids ids.tsv --calls counts --flavour early --dump * in --output out")
-            .unwrap();
+        let a = p(
+            "--rules r.yaml --ids ids.tsv --calls counts --flavour early --dump * in --output out",
+        )
+        .unwrap();
         assert_eq!(a.rules, Some(PathBuf::from("r.yaml")));
         assert_eq!(a.ids, Some(PathBuf::from("ids.tsv")));
         assert_eq!(CallProbes::from(a.calls), CallProbes::Counted);
@@ -146,6 +148,9 @@ mod tests {
             p("a b -o c").unwrap_err().kind(),
             ErrorKind::UnknownArgument
         );
-        assert_eq!(p("--bogus a -o c").unwrap_err().kind(), ErrorKind::UnknownArgument);
+        assert_eq!(
+            p("--bogus a -o c").unwrap_err().kind(),
+            ErrorKind::UnknownArgument
+        );
     }
 }
