@@ -15,6 +15,7 @@
 //!   exclusive CPU time when the profile has times), call paths by exclusive CPU time when any has
 //!   some, else by calls.
 
+use std::cmp::Reverse;
 use std::collections::BTreeMap;
 
 use serde_json::{Map, Value};
@@ -250,20 +251,17 @@ fn method_weight(m: &MethodRow) -> (u64, u64) {
 
 fn top(p: &mut Profile, n: usize) {
     // Stable sorts: rows of equal weight keep the report's order.
-    p.classes.sort_by(|a, b| b.bytes.cmp(&a.bytes));
+    p.classes.sort_by_key(|r| Reverse(r.bytes));
     p.classes.truncate(n);
-    p.sites.sort_by(|a, b| b.bytes.cmp(&a.bytes));
+    p.sites.sort_by_key(|r| Reverse(r.bytes));
     p.sites.truncate(n);
-    p.methods
-        .sort_by(|a, b| method_weight(b).cmp(&method_weight(a)));
+    p.methods.sort_by_key(|m| Reverse(method_weight(m)));
     p.methods.truncate(n);
     if let Some(calls) = &mut p.calls {
         if calls.paths.iter().any(|c| c.self_cpu_ns > 0) {
-            calls
-                .paths
-                .sort_by(|a, b| b.self_cpu_ns.cmp(&a.self_cpu_ns));
+            calls.paths.sort_by_key(|r| Reverse(r.self_cpu_ns));
         } else {
-            calls.paths.sort_by(|a, b| b.calls.cmp(&a.calls));
+            calls.paths.sort_by_key(|r| Reverse(r.calls));
         }
         calls.paths.truncate(n);
     }

@@ -8,6 +8,7 @@
 //! `stack_sample_bytes`, the call mode from `calls.mode`, leaves from `"timed": false`. The rows are
 //! ordered as the agent orders them (stable sorts, so a report already in that order keeps its ties).
 
+use std::cmp::Reverse;
 use std::fmt::Write as _;
 
 use serde_json::Value;
@@ -61,7 +62,7 @@ fn heap(s: &mut String, p: &Profile) {
     let live_every = rest_u64(p, "live_sampling");
     let live_bytes = rest_u64(p, "live_sample_bytes");
     let mut classes: Vec<_> = p.classes.iter().collect();
-    classes.sort_by(|a, b| b.bytes.cmp(&a.bytes));
+    classes.sort_by_key(|r| Reverse(r.bytes));
     let live_on =
         live_every > 0 || live_bytes > 0 || p.classes.iter().any(|c| c.live_instances.is_some());
     if live_on {
@@ -113,7 +114,7 @@ fn heap(s: &mut String, p: &Profile) {
         }
     };
     let mut sites: Vec<&SiteRow> = p.sites.iter().collect();
-    sites.sort_by(|a, b| share(b).cmp(&share(a)));
+    sites.sort_by_key(|s| Reverse(share(s)));
     let total: u64 = sites.iter().map(|s| share(s)).sum();
     let ordered = if live {
         "live bytes"
