@@ -172,12 +172,18 @@ fn temporary_path(target: &Path) -> PathBuf {
 }
 
 /// Writes `bytes` to `target` through a temporary file and a rename, so a reader never sees half a file.
+/// On failure (disk full, rename refused) the temporary file is removed: a partial copy nobody will read
+/// must not be left behind, filling the disk further.
 pub fn write_atomically(target: &Path, bytes: &[u8]) -> Result<(), String> {
     let fail = |e: std::io::Error| format!("{}: {e}", target.display());
     if let Some(parent) = target.parent().filter(|p| !p.as_os_str().is_empty()) {
         fs::create_dir_all(parent).map_err(fail)?;
     }
     let tmp = temporary_path(target);
-    fs::write(&tmp, bytes).map_err(fail)?;
-    fs::rename(&tmp, target).map_err(fail)
+    fs::write(&tmp, bytes)
+        .and_then(|()| fs::rename(&tmp, target))
+        .map_err(|e| {
+            let _ = fs::remove_file(&tmp);
+            fail(e)
+        })
 }

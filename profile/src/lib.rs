@@ -7,8 +7,11 @@
 //! - [`flame`]: a profile's weighted stacks, one [`flame::FlameView`] per thing measured (objects and
 //!   bytes allocated, live objects, calls, CPU and wall time); what the flame graphs, pprof and the
 //!   collapsed files are drawn from.
-//! - [`render`]: collapsed stacks, the HTML flame graph, SVG, pprof, and the diff of two profiles.
+//! - [`filter`]: a profile narrowed to packages, threads or its largest rows, before rendering.
+//! - [`render`]: the hprof-style text report, collapsed stacks, the HTML flame graph, SVG, pprof, and the
+//!   diff of two profiles.
 
+pub mod filter;
 pub mod flame;
 pub mod model;
 pub mod render;

@@ -1,8 +1,10 @@
-//! `rewrite-class`: see `instr_cli::args::USAGE`.
+//! `rewrite-class`: see `rewrite-class --help` (`instr_cli::args`).
 
 use std::process::ExitCode;
 
-use instr_cli::args::{self, EditChoice};
+use clap::Parser;
+
+use instr_cli::args::{Args, EditChoice};
 use instr_cli::targets::{write_atomically, Rewriter};
 use instr_rewriter::probes::nop::NopEdit;
 use instr_rewriter::probes::{IdRegistry, Instrumenter};
@@ -10,13 +12,8 @@ use instr_rewriter::MethodEdit;
 use instr_rules::Rules;
 
 fn main() -> ExitCode {
-    let args = match args::parse(std::env::args().skip(1)) {
-        Ok(a) => a,
-        Err(message) => {
-            eprintln!("rewrite-class: {message}");
-            return ExitCode::from(2);
-        }
-    };
+    // Usage errors exit 2 (clap's status), as the hand-written parser did; --help and --version exit 0.
+    let args = Args::parse();
     let rules = match &args.rules {
         Some(path) => match Rules::from_file(path) {
             Ok(r) => r,
@@ -31,12 +28,12 @@ fn main() -> ExitCode {
     let instrumenter = Instrumenter {
         selection: &rules,
         ids: &ids,
-        flavour: args.flavour,
-        calls: args.calls,
+        flavour: args.flavour.into(),
+        calls: args.calls.into(),
     };
     let edit: &dyn MethodEdit = match args.edit {
-        EditChoice::Nop => &NopEdit,
-        EditChoice::Rules => &instrumenter,
+        Some(EditChoice::Nop) => &NopEdit,
+        None => &instrumenter,
     };
     let mut rewriter = Rewriter {
         edit,

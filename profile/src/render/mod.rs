@@ -6,3 +6,4 @@ pub mod html;
 pub mod pprof;
 mod protobuf;
 pub mod svg;
+pub mod text;
