@@ -3,6 +3,8 @@ package org.graalvm.visualvm.lib.jfluid.heap;
 import java.io.File;
 import java.io.RandomAccessFile;
 import java.util.List;
+import java.util.Map;
+import java.util.TreeMap;
 
 /**
  * Opens an HPROF dump with VisualVM's heap library (Debian's visualvm package) and prints what
@@ -10,7 +12,7 @@ import java.util.List;
  *   count CLASS N             instances of each class whose name starts with "Hprof"
  *   marked FIELD VALUE        fields of the HprofLeaf whose baseValue is 4242
  *   static CLASS FIELD VALUE  a few static fields
- *   site CLASS FRAME...       the stack trace of the first instance of CLASS with one
+ *   site CLASS FRAME N        instances of CLASS by the top frame of their allocation trace
  *   thread NAME FRAME...      the stack of each thread root, from the top
  * It lives in the library's package because the library keeps stack traces package-private: its
  * public API shows a thread root's stack but not an instance's allocation trace.
@@ -41,20 +43,18 @@ public class HeapCheck {
         System.out.println("static HprofBase baseStatic " + text(heap.getJavaClassByName("HprofBase").getValueOfStaticField("baseStatic")));
         try (RandomAccessFile raf = new RandomAccessFile(file, "r")) {
             for (String name : new String[] {"HprofLeaf", "HprofLeaf[]"}) {
-                JavaClass c = heap.getJavaClassByName(name);
-                StringBuilder line = new StringBuilder("site " + name);
-                for (Instance i : c.getInstances()) {
+                Map<String, Integer> sites = new TreeMap<>();
+                for (Instance i : heap.getJavaClassByName(name).getInstances()) {
                     long serial = traceSerial(raf, (HprofObject) i, i.getInstanceId());
                     StackTrace t = ((HprofHeap) heap).getStackTraceSegment().getStackTraceBySerialNumber(serial);
-                    if (t == null || t.getStackFrames().length == 0) {
-                        continue;
+                    String top = "none";
+                    if (t != null && t.getStackFrames().length > 0) {
+                        StackFrame f = t.getStackFrames()[0];
+                        top = f.getClassName() + "." + f.getMethodName() + ":" + f.getLineNumber();
                     }
-                    for (StackFrame f : t.getStackFrames()) {
-                        line.append(' ').append(f.getClassName()).append('.').append(f.getMethodName()).append(':').append(f.getLineNumber());
-                    }
-                    break;
+                    sites.merge(top, 1, Integer::sum);
                 }
-                System.out.println(line);
+                sites.forEach((top, n) -> System.out.println("site " + name + " " + top + " " + n));
             }
         }
         for (GCRoot r : heap.getGCRoots()) {
