@@ -45,6 +45,8 @@ pkgs=(
   libjavassist-java libbcel-java libbyte-buddy-java
   # JUnit 5 (junit-platform-console-standalone.jar): examples/junit and its test in tests/calls.rs.
   junit5
+  # VisualVM's heap library (lib-jfluid-heap.jar): tests/hprof.rs reads the agent's HPROF dumps with it.
+  visualvm
 )
 need=()
 for p in "${pkgs[@]}"; do
