@@ -49,6 +49,8 @@ pkgs=(
   # through tests/browser/check.mjs (playwright-core), and profile/tests/pprof.rs decodes the pprof
   # output with the npm package pprof-format.
   chromium nodejs
+  # VisualVM's heap library (lib-jfluid-heap.jar): tests/hprof.rs reads the agent's HPROF dumps with it.
+  visualvm
 )
 need=()
 for p in "${pkgs[@]}"; do

@@ -16,8 +16,10 @@ pub mod class_index;
 pub mod deadlocks;
 pub mod event_ring;
 pub mod ffi;
+pub mod heap_dump;
 pub mod heap_sampling;
 pub mod hook;
+pub mod hprof;
 pub mod live;
 pub mod method_report;
 pub mod monitor_report;
@@ -94,6 +96,7 @@ pub fn load(vm: JavaVm, options: &str) -> Result<(), String> {
         options::Parsed::Run(s) => s,
     };
     let rules = settings.rules;
+    heap_dump::configure(settings.heap_dump);
     let live_every = settings.live_every;
     let live_sampling = match (live_every, settings.live_bytes) {
         (0, 0) => None,
@@ -422,6 +425,7 @@ fn array_layout(a: &Agent, jni: Jni) -> (i64, jint) {
 }
 
 fn vm_death(jni: Jni) {
+    heap_dump::at_exit(jni);
     threads::vm_death(jni);
     let Some(a) = agent() else { return };
     // Without HeapProxy (no probe selected) the report still has the GC summary, and empty tables.
@@ -433,6 +437,7 @@ fn vm_death(jni: Jni) {
 /// and, with the thread profiler, a monitor dump and deadlock check (deadlocks.rs).
 fn data_dump_request() {
     deadlocks::data_dump_request();
+    heap_dump::on_demand();
     let Some(a) = agent() else { return };
     if !a.engaged.load(Ordering::Acquire) {
         return;

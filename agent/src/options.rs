@@ -33,6 +33,8 @@ OPTIONS is either a rules file (rules/*.yaml) or comma-separated key=value pairs
                 timed (a shadow frame like every other method: complete, slower)
   clock=KIND    wall clock of calls=times: tick (default: a 100 us clock read with one load) or exact
                 (System.nanoTime at every entry and exit: exact, much slower)
+  heapdump=WHEN binary HPROF heap dump to PREFIX.hprof: off (default), demand (on each SIGQUIT or
+                jcmd PID JVMTI.data_dump), exit (at VM exit) or both
   help          print this and stop
 Reports, written at VM exit: PREFIX.txt (hprof-style SITES and TRACEs), PREFIX.json (exact counts,
 schema instr-profile/1), PREFIX.collapsed (flame-graph input: stack;class bytes) and PREFIX.html (flame
@@ -65,6 +67,8 @@ pub struct Settings {
     pub exact_clock: bool,
     /// `leaves=timed`: leaf methods get a shadow frame in times mode like every other method.
     pub timed_leaves: bool,
+    /// `heapdump=`: when to write PREFIX.hprof.
+    pub heap_dump: crate::heap_dump::Mode,
 }
 
 /// Parses the option string. `Err` is the one-line message the agent prints before refusing to start:
@@ -100,6 +104,7 @@ fn parse_options(options: &str) -> Result<Parsed, String> {
     let mut call_times = false;
     let mut exact_clock = false;
     let mut timed_leaves = false;
+    let mut heap_dump = crate::heap_dump::Mode::Off;
     for pair in options.split(',') {
         let (key, value) = pair.split_once('=').ok_or_else(|| {
             format!("option '{pair}' is not key=value (see -agentpath:libinstr.so=help)")
@@ -155,10 +160,11 @@ fn parse_options(options: &str) -> Result<Parsed, String> {
                     _ => return Err(format!("leaves={value}: expected counted or timed")),
                 }
             }
+            "heapdump" => heap_dump = crate::heap_dump::Mode::parse(value)?,
             "help" => return Ok(Parsed::Help),
             other => {
                 return Err(format!(
-                    "unknown option '{other}' (known: rules, file, depth, live, stacks, calls, leaves, clock, threads, monitors, deadlocks, trace, trace-allocs, trace-ring, help)"
+                    "unknown option '{other}' (known: rules, file, depth, live, stacks, calls, leaves, clock, threads, monitors, deadlocks, trace, trace-allocs, trace-ring, heapdump, help)"
                 ))
             }
         }
@@ -199,6 +205,10 @@ fn parse_options(options: &str) -> Result<Parsed, String> {
         },
         stack_sample_bytes,
     )
+    .map(|p| match p {
+        Parsed::Run(s) => Parsed::Run(Settings { heap_dump, ..s }),
+        help => help,
+    })
 }
 
 enum LiveMode {
@@ -264,6 +274,7 @@ fn settings(rules: Rules, calls: CallMode, stack_sample_bytes: u32) -> Result<Pa
         call_times: calls.times,
         exact_clock: calls.exact_clock,
         timed_leaves: calls.timed_leaves,
+        heap_dump: Default::default(),
     }))
 }
 
@@ -321,6 +332,13 @@ mod tests {
         );
         assert!(matches!(parse("calls=times,leaves=timed"), Ok(Parsed::Run(s)) if s.timed_leaves));
         assert!(parse("leaves=some").unwrap_err().contains("leaves=some"));
+        assert!(
+            matches!(parse("heapdump=both"), Ok(Parsed::Run(s)) if s.heap_dump == crate::heap_dump::Mode::Both)
+        );
+        assert!(
+            matches!(parse("depth=1"), Ok(Parsed::Run(s)) if s.heap_dump == crate::heap_dump::Mode::Off)
+        );
+        assert!(parse("heapdump=now").unwrap_err().contains("heapdump=now"));
         assert!(parse("bogus=1")
             .unwrap_err()
             .contains("unknown option 'bogus'"));

@@ -12,6 +12,11 @@ impl Jni {
         jni!(self, GetObjectClass, o)
     }
 
+    /// A class's superclass (a local reference); null for java.lang.Object, interfaces and primitives.
+    pub fn superclass(&self, class: jclass) -> jclass {
+        jni!(self, GetSuperclass, class)
+    }
+
     pub fn new_string(&self, s: &str) -> Option<jobject> {
         let s = CString::new(s).ok()?;
         let v = jni!(self, NewStringUTF, s.as_ptr());
