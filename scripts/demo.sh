@@ -1,15 +1,25 @@
 #!/bin/bash
-# The main job: builds libinstr.so, runs the bundled example program (test-classes/agent/AllocCounts.java:
-# known allocations from one thread, eight threads, a static initialiser, reflection and method handles)
-# under the agent with rules/default.yaml and stacks of depth 4, and writes its reports to target/demo/:
-#   allocations.txt (hprof-style), allocations.json (exact counts), allocations.collapsed (flame graphs).
+# The main job: builds libinstr.so and the `instr` tool, runs the bundled example program
+# (test-classes/agent/AllocCounts.java: known allocations from one thread, eight threads, a static
+# initialiser, reflection and method handles) under the agent with rules/demo.yaml (allocations with
+# stacks of depth 4, and every call of the example's own methods, timed), and writes its reports to
+# target/demo/: profile.html (flame graphs of every view: open it in a browser), profile.txt
+# (hprof-style), profile.json (the profile: `instr report` renders it again), profile.collapsed,
+# profile.cpu.collapsed, profile.pb.gz (pprof) and profile.svg (the allocated bytes, for embedding).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 [ "$(id -u)" = 0 ] && bash scripts/setup.sh >/dev/null
 cargo build --release -q -p instr-agent -p instr-cli
 out=target/demo; rm -rf "$out"; mkdir -p "$out/classes"
-javac -nowarn -d "$out/classes" test-classes/agent/AllocCounts.java
-java -agentpath:"$PWD/target/release/libinstr.so=rules=rules/default.yaml,file=$out/allocations,depth=4" \
+# The example uses sun.misc.Unsafe on purpose, which javac warns about: shown only if it fails.
+javac -nowarn -d "$out/classes" test-classes/agent/AllocCounts.java 2>"$out/javac.log" || { cat "$out/javac.log"; exit 1; }
+java -agentpath:"$PWD/target/release/libinstr.so=rules=rules/demo.yaml,file=$out/profile,calls=times" \
      -cp "$out/classes" AllocCounts
-echo "reports: $out/allocations.txt $out/allocations.json $out/allocations.collapsed"
-sed -n '/CLASSES BEGIN/,/^ *8 /p' "$out/allocations.txt"
+target/release/instr report "$out/profile.json" --format svg --view bytes -o "$out/profile.svg"
+sed -n '/CLASSES BEGIN/,/^ *8 /p' "$out/profile.txt"
+echo
+echo "reports in $out/:"
+for f in profile.html profile.txt profile.json profile.collapsed profile.cpu.collapsed profile.pb.gz profile.svg; do
+  printf '  %-24s %s\n' "$f" "$(du -h "$out/$f" | cut -f1)"
+done
+echo "open $PWD/$out/profile.html in a browser"

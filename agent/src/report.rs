@@ -7,7 +7,6 @@
 //! rows over, so every count is read once, also while threads run and end.
 
 use std::collections::HashMap;
-use std::fmt::Write as _;
 use std::sync::atomic::Ordering;
 
 use instr_profile::{flame, render, Profile};
@@ -391,145 +390,6 @@ pub fn to_json(a: &Agent, r: &Report, pid: u32) -> Value {
     })
 }
 
-pub fn to_text(a: &Agent, r: &Report, pid: u32) -> String {
-    let mut s = String::new();
-    let _ = writeln!(
-        s,
-        "instr heap report, pid {pid}, allocation-site depth {}",
-        a.rules.depth()
-    );
-    let _ = writeln!(s, "\nCLASSES BEGIN (exact; ordered by allocated bytes)");
-    if let Some(l) = &a.live {
-        let how = match l.sampling {
-            Sampling::Every(1) => "exact".to_string(),
-            Sampling::Every(n) => format!("sampled 1 in {n}, scaled"),
-            Sampling::Bytes(b) => format!("heap-sampled every {b} bytes on average, weighted"),
-        };
-        let _ = writeln!(s, " rank        bytes    instances   live bytes    live objs  class  (live at exit: {how})");
-        for (i, c) in r.classes.iter().enumerate() {
-            let (ln, lb) = c.live.unwrap_or((0, 0));
-            let _ = writeln!(
-                s,
-                "{:5} {:12} {:12} {:12} {:12}  {}",
-                i + 1,
-                c.bytes,
-                c.instances,
-                lb,
-                ln,
-                c.name
-            );
-        }
-    } else {
-        let _ = writeln!(s, " rank        bytes    instances  class");
-        for (i, c) in r.classes.iter().enumerate() {
-            let _ = writeln!(
-                s,
-                "{:5} {:12} {:12}  {}",
-                i + 1,
-                c.bytes,
-                c.instances,
-                c.name
-            );
-        }
-    }
-    let _ = writeln!(s, "CLASSES END");
-    let live = a.live_every > 0 && a.rules.depth() > 0;
-    // hprof's layout: with live tracking the shares are of live bytes and the table is ordered by them.
-    let share = |site: &Site| {
-        if live {
-            site.live.map_or(0, |l| l.1)
-        } else {
-            site.bytes
-        }
-    };
-    let total: u64 = r.sites.iter().map(share).sum();
-    let ordered = if live {
-        "live bytes"
-    } else {
-        "allocated bytes"
-    };
-    let _ = writeln!(s, "\nSITES BEGIN (ordered by {ordered})");
-    if let Some(sampled) = &a.sampled_stacks {
-        let _ = writeln!(
-            s,
-            "(stacks sampled every {} bytes on average: each site's count is exact, its split over stacks an estimate)",
-            sampled.interval
-        );
-    }
-    if live {
-        let _ = writeln!(
-            s,
-            "          percent          live          alloc'ed  stack class"
-        );
-        let _ = writeln!(
-            s,
-            " rank   self  accum     bytes objs     bytes  objs  trace name"
-        );
-    } else {
-        let _ = writeln!(s, "          percent         alloc'ed  stack class");
-        let _ = writeln!(s, " rank   self  accum     bytes  objs  trace name");
-    }
-    let mut accum = 0u64;
-    for (i, site) in r.sites.iter().enumerate() {
-        accum += share(site);
-        let pct = |v: u64| {
-            if total == 0 {
-                0.0
-            } else {
-                100.0 * v as f64 / total as f64
-            }
-        };
-        let _ = write!(
-            s,
-            "{:5} {:5.2}% {:5.2}% ",
-            i + 1,
-            pct(share(site)),
-            pct(accum)
-        );
-        if live {
-            let (n, b) = site.live.unwrap_or((0, 0));
-            let _ = write!(s, "{b:9} {n:4} ");
-        }
-        let _ = writeln!(
-            s,
-            "{:9} {:5} {:6} {}",
-            site.bytes,
-            site.count,
-            300_001 + i,
-            site.class
-        );
-    }
-    let _ = writeln!(s, "SITES END");
-    for (i, site) in r.sites.iter().enumerate() {
-        let _ = writeln!(s, "TRACE {}:", 300_001 + i);
-        for f in &site.frames {
-            let place = match (&f.file, f.line) {
-                (Some(file), Some(line)) => format!("{file}:{line}"),
-                (Some(file), None) => file.clone(),
-                (None, Some(line)) => format!("line {line}"),
-                (None, None) => "Unknown Source".into(),
-            };
-            let _ = writeln!(s, "\t{}.{}({place})", f.class, f.method);
-        }
-    }
-    let gc = &a.gc;
-    let _ = writeln!(
-        s,
-        "\nGC: {} collections, total pause {:.3} ms, max pause {:.3} ms",
-        gc.count.load(Ordering::Relaxed),
-        gc.total_nanos.load(Ordering::Relaxed) as f64 / 1e6,
-        gc.max_nanos.load(Ordering::Relaxed) as f64 / 1e6
-    );
-    if r.dropped > 0 {
-        let _ = writeln!(
-            s,
-            "WARNING: {} probe events did not fit the tables and are not counted",
-            r.dropped
-        );
-    }
-    s
-}
-
 /// Collects the profile and writes its reports to the rules' output prefix: JSON (the profile itself),
 /// text, collapsed stacks of the allocated bytes (root first, the allocated class as the leaf; at depth 0
 /// one line per class), the HTML flame graph, pprof, and with `calls=times` the CPU collapsed stacks.
@@ -552,8 +412,7 @@ pub fn write_all(a: &Agent, jni: Jni, proxy: jobject, when: When) {
         }
     };
     let views = flame::views(&profile);
-    let mut text = to_text(a, &r, pid);
-    text.push_str(&calls.to_text(a));
+    let text = render::text::render(&profile);
     let mut files = vec![
         (format!("{prefix}.json"), profile.to_json().into_bytes()),
         (format!("{prefix}.txt"), text.into_bytes()),
