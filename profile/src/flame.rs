@@ -112,9 +112,13 @@ pub fn views(p: &Profile) -> Vec<FlameView> {
         p.sites
             .iter()
             .map(|s| {
-                let mut stack: Vec<FlameFrame> = s.stack.iter().rev().map(|f| frames.method(f)).collect();
+                let mut stack: Vec<FlameFrame> =
+                    s.stack.iter().rev().map(|f| frames.method(f)).collect();
                 stack.push(frames.allocated(&s.class));
-                (stack, [Some(s.count), Some(s.bytes), s.live_instances, s.live_bytes])
+                (
+                    stack,
+                    [Some(s.count), Some(s.bytes), s.live_instances, s.live_bytes],
+                )
             })
             .collect()
     } else {
@@ -123,7 +127,12 @@ pub fn views(p: &Profile) -> Vec<FlameView> {
             .map(|c| {
                 (
                     vec![frames.allocated(&c.class)],
-                    [Some(c.instances), Some(c.bytes), c.live_instances, c.live_bytes],
+                    [
+                        Some(c.instances),
+                        Some(c.bytes),
+                        c.live_instances,
+                        c.live_bytes,
+                    ],
                 )
             })
             .collect()
@@ -142,20 +151,41 @@ pub fn views(p: &Profile) -> Vec<FlameView> {
     let mut out = Vec::new();
     let mut push = |id, title, unit, stacks: Vec<FlameStack>| {
         if !stacks.is_empty() {
-            out.push(FlameView { id, title, unit, stacks });
+            out.push(FlameView {
+                id,
+                title,
+                unit,
+                stacks,
+            });
         }
     };
-    fn pick<const N: usize>(rows: &[(Vec<FlameFrame>, [Option<u64>; N])], k: usize) -> Vec<FlameStack> {
+    fn pick<const N: usize>(
+        rows: &[(Vec<FlameFrame>, [Option<u64>; N])],
+        k: usize,
+    ) -> Vec<FlameStack> {
         rows.iter()
             .filter_map(|(frames, values)| {
                 let value = values[k].filter(|&v| v > 0)?;
-                Some(FlameStack { frames: frames.clone(), value })
+                Some(FlameStack {
+                    frames: frames.clone(),
+                    value,
+                })
             })
             .collect()
     }
-    push("objects", "Allocated objects", "objects", pick(&allocations, 0));
+    push(
+        "objects",
+        "Allocated objects",
+        "objects",
+        pick(&allocations, 0),
+    );
     push("bytes", "Allocated bytes", "bytes", pick(&allocations, 1));
-    push("live_objects", "Live objects", "objects", pick(&allocations, 2));
+    push(
+        "live_objects",
+        "Live objects",
+        "objects",
+        pick(&allocations, 2),
+    );
     push("live_bytes", "Live bytes", "bytes", pick(&allocations, 3));
     push("calls", "Calls", "calls", pick(&calls, 0));
     push("cpu", "CPU time", "nanoseconds", pick(&calls, 1));

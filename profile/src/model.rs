@@ -162,7 +162,8 @@ impl Profile {
             #[serde(default)]
             schema: String,
         }
-        let head: Head = serde_json::from_str(text).map_err(|e| ProfileError::Json(e.to_string()))?;
+        let head: Head =
+            serde_json::from_str(text).map_err(|e| ProfileError::Json(e.to_string()))?;
         if !READABLE.contains(&head.schema.as_str()) {
             return Err(ProfileError::Schema(head.schema));
         }

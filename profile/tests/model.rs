@@ -70,10 +70,7 @@ fn views_add_up_to_the_reports_totals() {
     assert_eq!(total("cpu"), 10_000);
     let objects = &v[0];
     let leaf = objects.stacks[1].frames.last().unwrap();
-    assert_eq!(
-        (&*leaf.name, leaf.kind),
-        ("byte[]", FrameKind::Allocated)
-    );
+    assert_eq!((&*leaf.name, leaf.kind), ("byte[]", FrameKind::Allocated));
     assert_eq!(objects.stacks[1].frames[1].kind, FrameKind::Jdk);
     assert_eq!(objects.stacks[1].frames[0].kind, FrameKind::App);
 }

@@ -84,7 +84,10 @@ fn best<T>(passes: usize, mut f: impl FnMut() -> T) -> (Duration, T) {
 }
 
 fn main() {
-    let n: usize = std::env::args().nth(1).and_then(|a| a.parse().ok()).unwrap_or(100_000);
+    let n: usize = std::env::args()
+        .nth(1)
+        .and_then(|a| a.parse().ok())
+        .unwrap_or(100_000);
     let passes = 3;
     let profile = synthetic(n);
     let (t_json, json) = best(passes, || profile.to_json());
@@ -96,7 +99,10 @@ fn main() {
     let (t_svg, s) = best(passes, || svg::render(&v[1], 1200));
     let (t_pprof, p) = best(passes, || pprof::render(&v));
     let ms = |d: Duration| d.as_secs_f64() * 1e3;
-    println!("profile of {n} stacks, {} views; best of {passes} passes, milliseconds", v.len());
+    println!(
+        "profile of {n} stacks, {} views; best of {passes} passes, milliseconds",
+        v.len()
+    );
     println!("{:<28} {:>9} {:>12}", "step", "ms", "output bytes");
     for (step, d, bytes) in [
         ("write JSON", t_json, json.len()),
