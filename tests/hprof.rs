@@ -226,3 +226,54 @@ fn heap_dump_reads_like_the_jvms_own() {
         }
     }
 }
+
+/// The program asks for a dump itself (`instr.Counts.heapDump()`), with no `heapdump=` option: the call
+/// returns the file's path, and the dump holds the objects the program keeps.
+#[test]
+fn heap_dump_from_the_java_api() {
+    let jar = heap_library();
+    for jdk in jdks() {
+        let v = &jdk.version;
+        let dir = scratch(&format!("hprof-api-{}", jdk.key()));
+        let classes = dir.join("classes");
+        javac(
+            &jdk,
+            &[
+                workspace().join("test-classes/hprof/HprofApi.java"),
+                workspace().join("java/instr-api/instr/Counts.java"),
+            ],
+            &classes,
+            &[],
+        );
+        javac(
+            &jdk,
+            &[workspace()
+                .join("test-classes/hprof/org/graalvm/visualvm/lib/jfluid/heap/HeapCheck.java")],
+            &classes,
+            &["-cp", &jar.display().to_string()],
+        );
+        let prefix = dir.join("api");
+        let out = run(Command::new(jdk.bin("java"))
+            .arg(format!(
+                "-agentpath:{}=file={}",
+                agent_lib().display(),
+                prefix.display()
+            ))
+            .arg("-cp")
+            .arg(&classes)
+            .arg("HprofApi"));
+        check(&format!("[{v}] HprofApi"), &out);
+        let stdout = text(&out.stdout);
+        let dump = dir.join("api.hprof");
+        assert!(
+            stdout.contains(&format!("dumped {}", dump.display())),
+            "[{v}] {stdout}"
+        );
+        let facts = check_dump(&jdk, &classes, &jar, &dump);
+        assert_eq!(
+            facts.get("count HprofApi$HprofApiItem").map(String::as_str),
+            Some("321"),
+            "[{v}] {facts:?}"
+        );
+    }
+}

@@ -103,19 +103,31 @@ pub fn at_exit(jni: Jni) {
 /// temporary-name counter but not the heap walk's memory, which is the heap's size again.
 static DUMPING: Mutex<()> = Mutex::new(());
 
-fn write(a: &Agent, jni: Jni) {
+/// `HeapProxy.heapDump()` (`instr.Counts.heapDump()`): a dump now, whatever `heapdump=` says, since
+/// the program asked for it; the path written, or None.
+pub fn requested(jni: Jni) -> Option<String> {
+    write(agent()?, jni)
+}
+
+fn write(a: &Agent, jni: Jni) -> Option<String> {
     let _one = lock(&DUMPING);
     let path = format!("{}.hprof", a.rules.output_path(std::process::id()));
     let started = Instant::now();
     match dump(a, jni, &path) {
-        Ok(s) => eprintln!(
-            "instr: heap dump {path}: {} objects, {} classes, {} bytes in {} ms",
-            s.objects,
-            s.classes,
-            s.bytes,
-            started.elapsed().as_millis()
-        ),
-        Err(e) => eprintln!("instr: heap dump not written: {e}"),
+        Ok(s) => {
+            eprintln!(
+                "instr: heap dump {path}: {} objects, {} classes, {} bytes in {} ms",
+                s.objects,
+                s.classes,
+                s.bytes,
+                started.elapsed().as_millis()
+            );
+            Some(path)
+        }
+        Err(e) => {
+            eprintln!("instr: heap dump not written: {e}");
+            None
+        }
     }
 }
 

@@ -73,6 +73,18 @@ pub extern "system" fn Java_java_lang_HeapProxy_traceObject(
     })
 }
 
+/// `HeapProxy.heapDump()`: the path of the dump written now, or null.
+#[no_mangle]
+pub extern "system" fn Java_java_lang_HeapProxy_heapDump(env: *mut JNIEnv, _: jclass) -> jstring {
+    const P: Policy = Policy::once("HeapProxy.heapDump", "no heap dump is written");
+    guard(P, std::ptr::null_mut(), || {
+        let jni = jni(env);
+        crate::heap_dump::requested(jni)
+            .and_then(|path| jni.new_string(&path))
+            .unwrap_or(std::ptr::null_mut())
+    })
+}
+
 #[no_mangle]
 pub extern "system" fn Java_java_lang_HeapProxyCalls_settings(
     env: *mut JNIEnv,

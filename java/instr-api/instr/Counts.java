@@ -32,7 +32,7 @@ public final class Counts {
 
     private static final class Agent {
         final MethodHandle calls, callCounts, methodIds, classSelected, siteIds, resetCalls, mode;
-        final MethodHandle classSlotOf, instanceCounts, siteCounts, resetAllocations;
+        final MethodHandle classSlotOf, instanceCounts, siteCounts, resetAllocations, heapDump;
 
         Agent() throws ReflectiveOperationException {
             MethodHandles.Lookup l = MethodHandles.publicLookup();
@@ -49,6 +49,7 @@ public final class Counts {
             instanceCounts = l.findStatic(h, "instanceCounts", MethodType.methodType(long[].class));
             siteCounts = l.findStatic(h, "siteCounts", MethodType.methodType(long[].class));
             resetAllocations = l.findStatic(h, "resetAllocations", MethodType.methodType(void.class));
+            heapDump = l.findStatic(h, "heapDump", MethodType.methodType(String.class));
         }
     }
 
@@ -63,6 +64,19 @@ public final class Counts {
             throw new IllegalStateException("instr agent not loaded, or its rules select no probe: " + HOW);
         }
         return agent = a;
+    }
+
+    /**
+     * Writes an HPROF heap dump of the heap as it is now (PREFIX.hprof; instances the agent tagged point at
+     * their allocation site's stack trace) and returns its path.
+     *
+     * @throws IllegalStateException if the agent is not loaded or the dump could not be written (the agent
+     *     says why on stderr)
+     */
+    public static String heapDump() {
+        String path = (String) invoke(agent().heapDump);
+        if (path == null) throw new IllegalStateException("instr: the heap dump was not written (see stderr)");
+        return path;
     }
 
     /** Whether the JVM runs with the instr agent. */

@@ -212,6 +212,9 @@ public final class HeapProxy {
         return started() ? HeapProxyAllocs.siteTotals() : new long[0];
     }
 
+    /** Writes an HPROF heap dump now (instr.Counts.heapDump); its path, or null if none was written. */
+    public static native String heapDump();
+
     /** Hash slots holding a class that has not unloaded; for tests of the table's bound and diagnosis. */
     public static int classSlotsHeld() {
         return started() ? HeapProxyAllocs.classSlotsHeld() : 0;

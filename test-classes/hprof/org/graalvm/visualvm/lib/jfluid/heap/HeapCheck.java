@@ -27,6 +27,7 @@ public class HeapCheck {
             }
         }
         JavaClass leaf = heap.getJavaClassByName("HprofLeaf");
+        if (leaf == null) return; // a dump of another program than HprofTarget (HprofApi): its counts only
         for (Instance i : leaf.getInstances()) {
             if (Integer.valueOf(4242).equals(i.getValueOfField("baseValue"))) {
                 System.out.println("marked leafValue " + i.getValueOfField("leafValue"));
