@@ -218,7 +218,7 @@ fn the_flame_views_hold_growth_and_shrinkage() {
         v.stacks
             .iter()
             .map(|s| {
-                let names: Vec<&str> = s.frames.iter().map(|f| f.name.as_str()).collect();
+                let names: Vec<&str> = s.frames.iter().map(|f| &*f.name).collect();
                 (names.join(";"), s.value)
             })
             .collect::<Vec<_>>()

@@ -21,7 +21,7 @@ fn stack(names: &str, value: u64) -> FlameStack {
         .split(';')
         .filter(|n| !n.is_empty())
         .map(|n| FlameFrame {
-            name: n.to_string(),
+            name: n.into(),
             kind: if n.starts_with("java.") {
                 FrameKind::Jdk
             } else {
@@ -213,7 +213,7 @@ fn check(views: &[FlameView], decoded: &Value, stacks: bool) {
     for (t, view) in views.iter().enumerate() {
         let mut want: BTreeMap<String, u64> = BTreeMap::new();
         for s in view.stacks.iter().filter(|s| s.value > 0) {
-            let names: Vec<&str> = s.frames.iter().map(|f| f.name.as_str()).collect();
+            let names: Vec<&str> = s.frames.iter().map(|f| &*f.name).collect();
             *want.entry(names.join(";")).or_default() += s.value;
         }
         let got: BTreeMap<String, u64> = decoded["stacks"][t]
@@ -353,13 +353,13 @@ fn big_views() -> Vec<FlameView> {
         let depth = 5 + rng.next(36) as usize;
         let mut frames: Vec<FlameFrame> = (0..depth)
             .map(|_| FlameFrame {
-                name: names[rng.next(names.len() as u64) as usize].clone(),
+                name: names[rng.next(names.len() as u64) as usize].as_str().into(),
                 kind: FrameKind::App,
             })
             .collect();
         // A distinct leaf per stack, so that there are 100,000 stacks, not fewer.
         frames.push(FlameFrame {
-            name: format!("Leaf{n}"),
+            name: format!("Leaf{n}").into(),
             kind: FrameKind::App,
         });
         stacks.push(frames);
