@@ -156,12 +156,11 @@ fn thread_identity(jni: Jni, thread: jobject) -> (String, i64) {
     let name = jni
         .field(thread_class, "name", "Ljava/lang/String;")
         .and_then(|f| jni.object_field(thread, f))
-        .map(|s| {
+        .and_then(|s| {
             let name = jni.string(s);
             jni.delete_local(s);
             name
         })
-        .flatten()
         .unwrap_or_else(|| "?".to_string());
     let tid = jni
         .field(thread_class, "tid", "J")

@@ -12,14 +12,19 @@ use super::guard::{guard, Policy};
 use super::jni::Jni;
 use super::jvmti::{event, jthread, Env, EventCallbacks, Jvmti, JvmtiError};
 
+/// A class file load: (internal name, empty when the VM gave none; the class bytes) -> the new bytes,
+/// or None to keep them.
+pub type ClassFileLoadHandler = fn(&[u8], &[u8]) -> Option<Vec<u8>>;
+/// An allocation the VM reports: (thread, object, class, size in bytes).
+pub type AllocationHandler = fn(Jni, jthread, jobject, jclass, jlong);
+
 /// The agent's handler of each event it enables; `None` leaves the event's slot empty.
 #[derive(Default, Clone, Copy)]
 pub struct Handlers {
     pub vm_start: Option<fn(Jni)>,
     pub vm_init: Option<fn(Jni, jthread)>,
     pub vm_death: Option<fn(Jni)>,
-    /// (internal name, empty when the VM gave none; the class bytes) -> the new bytes, or None to keep them.
-    pub class_file_load_hook: Option<fn(&[u8], &[u8]) -> Option<Vec<u8>>>,
+    pub class_file_load_hook: Option<ClassFileLoadHandler>,
     pub class_load: Option<fn(Jni, jthread, jclass)>,
     pub thread_start: Option<fn(Jni, jthread)>,
     pub thread_end: Option<fn(Jni, jthread)>,
@@ -31,8 +36,8 @@ pub struct Handlers {
     /// Inside a GC: the same rules as the GC events.
     pub object_free: Option<fn(jlong)>,
     pub data_dump_request: Option<fn()>,
-    pub vm_object_alloc: Option<fn(Jni, jthread, jobject, jclass, jlong)>,
-    pub sampled_object_alloc: Option<fn(Jni, jthread, jobject, jclass, jlong)>,
+    pub vm_object_alloc: Option<AllocationHandler>,
+    pub sampled_object_alloc: Option<AllocationHandler>,
     pub monitor_contended_enter: Option<fn(Jni, jthread, jobject)>,
     pub monitor_contended_entered: Option<fn(Jni, jthread, jobject)>,
     pub monitor_wait: Option<fn(Jni, jthread, jobject, jlong)>,
