@@ -13,7 +13,9 @@ use instr_profile::render::{collapsed, html, pprof, svg};
 use instr_profile::Profile;
 
 /// A profile with `n` distinct stacks of 12 frames over 2,000 methods of 200 classes (deterministic).
-fn synthetic(n: usize) -> Profile {
+/// `shared`: stacks are paths down one call tree (a real program's shape: few roots, prefixes shared);
+/// otherwise every frame is drawn at random (no two stacks share a prefix: the worst case).
+fn synthetic(n: usize, shared: bool) -> Profile {
     let mut seed = 0x2545_F491_4F6C_DD1Du64;
     let mut next = move || {
         seed ^= seed << 13;
@@ -31,7 +33,24 @@ fn synthetic(n: usize) -> Profile {
     let mut sites = Vec::with_capacity(n);
     let mut paths = Vec::with_capacity(n);
     for i in 0..n {
-        let stack: Vec<Frame> = (0..12).map(|_| frame(next() % 2_000)).collect();
+        let stack: Vec<Frame> = if shared {
+            // Stack i is the path to leaf i of a tree with a fan-out of 3 per level (12 levels: 531,441
+            // leaves, so every stack is distinct), the method at each node a function of its path.
+            let mut path = 0u64;
+            let mut leaf = i as u64;
+            (0..12)
+                .map(|_| {
+                    path = path * 3 + leaf % 3 + 1;
+                    leaf /= 3;
+                    frame(path.wrapping_mul(0x9E37_79B9) % 2_000)
+                })
+                .collect::<Vec<_>>()
+                .into_iter()
+                .rev()
+                .collect()
+        } else {
+            (0..12).map(|_| frame(next() % 2_000)).collect()
+        };
         let count = next() % 10_000 + 1;
         sites.push(SiteRow {
             class: format!("com.example.Data{}", i % 300),
@@ -88,8 +107,15 @@ fn main() {
         .nth(1)
         .and_then(|a| a.parse().ok())
         .unwrap_or(100_000);
+    for shared in [true, false] {
+        run(n, shared);
+        println!();
+    }
+}
+
+fn run(n: usize, shared: bool) {
     let passes = 3;
-    let profile = synthetic(n);
+    let profile = synthetic(n, shared);
     let (t_json, json) = best(passes, || profile.to_json());
     let (t_read, read) = best(passes, || Profile::from_json(&json).expect("own JSON"));
     assert_eq!(read.sites.len(), n);
@@ -99,8 +125,13 @@ fn main() {
     let (t_svg, s) = best(passes, || svg::render(&v[1], 1200));
     let (t_pprof, p) = best(passes, || pprof::render(&v));
     let ms = |d: Duration| d.as_secs_f64() * 1e3;
+    let shape = if shared {
+        "paths of one call tree"
+    } else {
+        "random frames, no shared prefix"
+    };
     println!(
-        "profile of {n} stacks, {} views; best of {passes} passes, milliseconds",
+        "profile of {n} stacks ({shape}), {} views; best of {passes} passes, milliseconds",
         v.len()
     );
     println!("{:<28} {:>9} {:>12}", "step", "ms", "output bytes");
