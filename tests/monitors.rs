@@ -966,9 +966,12 @@ fn the_main_profile_carries_the_threads_section() {
             Some(txt.as_str()),
             "[{v}] the threads report renders from out.json as the agent wrote it"
         );
-        // The flame graph page and pprof get the view too.
+        // The flame graph page gets the view too (pprof: the unit tests, profile/tests/threads.rs).
         let html = fs::read_to_string(dir.join("out.html")).unwrap();
-        assert!(html.contains("Monitor time"), "[{v}] no monitors view in out.html");
+        assert!(
+            html.contains("Monitor time"),
+            "[{v}] no monitors view in out.html"
+        );
         println!(
             "[{v}] out.json: threads section, monitors view of {} ns in {} stacks",
             monitors.total(),
