@@ -904,3 +904,78 @@ fn contended_entries_are_merged_by_what_the_report_shows() {
         }
     }
 }
+
+/// Issue 15: one complete profile. The main `PREFIX.json` carries the thread profiler's section, the
+/// `monitors` flame view weighs contended stacks by the time they blocked (so its total is the sum of
+/// `PREFIX.threads.json`'s `blocked_ns`), and the threads report renders from it as the agent wrote it.
+#[test]
+fn the_main_profile_carries_the_threads_section() {
+    use instr_profile::flame::views;
+    use instr_profile::render::threads_text;
+    use instr_profile::Profile;
+    for jdk in jdks() {
+        let v = &jdk.version;
+        let classes = compile_monitor_programs(&jdk);
+        let dir = scratch(&format!("monitors-profile-{}", jdk.key()));
+        let out = run(&mut java_cmd(
+            &jdk,
+            &format!("file={}/out,monitors=on,depth=4", dir.display()),
+            &[],
+            &classes,
+            "Contention",
+        ));
+        check(&format!("[{v}] Contention in one profile"), &out);
+        let threads: Value =
+            serde_json::from_str(&fs::read_to_string(dir.join("out.threads.json")).unwrap())
+                .unwrap();
+        let txt = fs::read_to_string(dir.join("out.threads.txt")).unwrap();
+        let p = Profile::from_json(&fs::read_to_string(dir.join("out.json")).unwrap())
+            .unwrap_or_else(|e| panic!("[{v}] out.json: {e}"));
+        let section = p.threads.as_ref().expect("a threads section in out.json");
+        // The same section as the threads file (which adds its schema and pid).
+        let mut same = threads.clone();
+        same.as_object_mut().unwrap().remove("schema");
+        same.as_object_mut().unwrap().remove("pid");
+        assert_eq!(serde_json::to_value(section).unwrap(), same, "[{v}]");
+        let blocked: u64 = arr(&threads["monitors"]["contended"])
+            .iter()
+            .map(|c| c["blocked_ns"].as_u64().unwrap())
+            .sum();
+        assert!(blocked > 0, "[{v}] {threads}");
+        let views = views(&p);
+        let monitors = views
+            .iter()
+            .find(|v| v.id == "monitors")
+            .expect("a monitors view");
+        assert_eq!(monitors.total(), blocked, "[{v}]");
+        assert_eq!(
+            monitors.total(),
+            threads["monitors"]["total_blocked_ns"].as_u64().unwrap()
+        );
+        // The leaf is the monitor's class, under the method holding the synchronized block.
+        assert!(
+            monitors.stacks.iter().any(|s| {
+                let n = s.frames.len();
+                &*s.frames[n - 1].name == "Contention$Lock"
+                    && &*s.frames[n - 2].name == "Contention.critical"
+            }),
+            "[{v}] {monitors:?}"
+        );
+        assert_eq!(
+            threads_text::render(&p).as_deref(),
+            Some(txt.as_str()),
+            "[{v}] the threads report renders from out.json as the agent wrote it"
+        );
+        // The flame graph page gets the view too (pprof: the unit tests, profile/tests/threads.rs).
+        let html = fs::read_to_string(dir.join("out.html")).unwrap();
+        assert!(
+            html.contains("Monitor time"),
+            "[{v}] no monitors view in out.html"
+        );
+        println!(
+            "[{v}] out.json: threads section, monitors view of {} ns in {} stacks",
+            monitors.total(),
+            monitors.stacks.len()
+        );
+    }
+}

@@ -16,6 +16,8 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Condvar, Mutex, OnceLock};
 use std::time::Duration;
 
+use instr_profile::model::Deadlock;
+use instr_profile::render::threads_text;
 use jni_sys::{jobject, jvalue};
 use serde_json::{json, Value};
 
@@ -446,7 +448,7 @@ pub fn cycle_json(c: &Cycle) -> Value {
         "threads": c.threads.iter().enumerate().map(|(i, t)| {
             let next = &c.threads[(i + 1) % n];
             json!({
-                "id": t.id, "name": t.name, "state": t.state,
+                "id": t.id, "name": t.name, "daemon": t.daemon, "state": t.state,
                 "waiting_for": t.waiting.as_ref().map(|w| {
                     let mut v = monitor_json(&w.monitor);
                     v["wait"] = json!(w.kind);
@@ -515,29 +517,15 @@ fn thread_text(s: &mut String, t: &ThreadView) {
     s.push('\n');
 }
 
+/// The deadlocks, as the threads report shows them (`instr-profile` renders both from the JSON form).
 pub fn cycles_text(s: &mut String, cycles: &[Cycle]) {
-    let _ = writeln!(s, "DEADLOCKS BEGIN ({} found)", cycles.len());
-    for (k, c) in cycles.iter().enumerate() {
-        let n = c.threads.len();
-        let _ = writeln!(s, "Deadlock {} ({n} threads):", k + 1);
-        for (i, t) in c.threads.iter().enumerate() {
-            let next = &c.threads[(i + 1) % n];
-            let m = t
-                .waiting
-                .as_ref()
-                .map(|w| monitor_text(&w.monitor))
-                .unwrap_or_default();
-            let _ = writeln!(
-                s,
-                "  \"{}\" id={} waits for {m} held by \"{}\" id={}",
-                t.name, t.id, next.name, next.id
-            );
-        }
-        for t in &c.threads {
-            thread_text(s, t);
-        }
-    }
-    let _ = writeln!(s, "DEADLOCKS END");
+    // cycle_json writes every field a Deadlock requires, so none is left out here (the monitors tests
+    // check the count the text's first line gives).
+    let typed: Vec<Deadlock> = cycles
+        .iter()
+        .filter_map(|c| serde_json::from_value(cycle_json(c)).ok())
+        .collect();
+    threads_text::deadlocks_text(s, &typed);
 }
 
 fn dump_text(reason: &str, threads: &[ThreadView], cycles: &[Cycle]) -> String {

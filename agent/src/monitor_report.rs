@@ -1,14 +1,17 @@
-//! The thread and monitor report written at VM exit: `PREFIX.threads.txt` (THREADS, hprof-style MONITOR
-//! TIME per monitor class and waiter stack, MONITOR WAIT, per-class totals, TRACEs, deadlocks) and
-//! `PREFIX.threads.json` (schema `instr-threads/1`, docs/REPORTS.md). Both written atomically.
+//! The thread profiler's part of the profile: the `threads` section of `PREFIX.json` (threads, monitor
+//! contention and waits per monitor class and waiter stack, per-class totals, deadlocks), and the files
+//! written from it at VM exit, `PREFIX.threads.json` (schema `instr-threads/1`, docs/REPORTS.md) and
+//! `PREFIX.threads.txt` (rendered by `instr-profile`, as `instr report` would). Both written atomically.
 
 use std::collections::BTreeMap;
-use std::fmt::Write as _;
+use std::sync::Mutex;
 
+use instr_profile::model::Threads;
+use instr_profile::render::threads_text;
 use jni_sys::jmethodID;
 use serde_json::{json, Value};
 
-use crate::deadlocks::{cycle_json, cycles_text, reported_cycles};
+use crate::deadlocks::{cycle_json, reported_cycles};
 use crate::jni::Jni;
 use crate::monitors::monitors;
 use crate::report::{write_reports, FrameResolver, ResolvedFrame};
@@ -18,16 +21,6 @@ use crate::threads::{Profiler, ThreadRecord};
 
 pub fn frame_json(f: &ResolvedFrame) -> Value {
     json!({"class": f.class, "method": f.method, "descriptor": f.descriptor, "file": f.file, "line": f.line})
-}
-
-fn frame_line(f: &ResolvedFrame) -> String {
-    let place = match (&f.file, f.line) {
-        (Some(file), Some(line)) => format!("{file}:{line}"),
-        (Some(file), None) => file.clone(),
-        (None, Some(line)) => format!("line {line}"),
-        (None, None) => "Unknown Source".into(),
-    };
-    format!("{}.{}({place})", f.class, f.method)
 }
 
 struct Contended {
@@ -87,13 +80,19 @@ fn add_names(into: &mut BTreeMap<String, u64>, from: &BTreeMap<String, u64>) {
     }
 }
 
-fn ms(ns: u64) -> f64 {
-    ns as f64 / 1e6
+/// The section at VM exit, kept by `write` for the exit's `PREFIX.json` (report.rs), which is written
+/// after the thread profiler has stopped.
+static AT_EXIT: Mutex<Option<Threads>> = Mutex::new(None);
+
+/// The section `write` made at VM exit, once.
+pub fn at_exit() -> Option<Threads> {
+    lock(&AT_EXIT).take()
 }
 
-/// Writes the report; `end` is the exit time (ns since the agent loaded).
-pub fn write(p: &Profiler, jni: Jni, threads: &[ThreadRecord], end: u64) {
-    let Some(a) = agent() else { return };
+/// The section, as JSON: `threads` as they are (the alive ones with their CPU time so far), every monitor
+/// counted so far, the deadlocks found; `time` is when it is taken (ns since the agent loaded).
+pub fn section(p: &Profiler, jni: Jni, threads: &[ThreadRecord], time: u64) -> Option<Value> {
+    let a = agent()?;
     let mut resolver = FrameResolver::new(a);
     let mut resolve = |frames: &[Frame]| -> Vec<ResolvedFrame> {
         frames
@@ -183,7 +182,7 @@ pub fn write(p: &Profiler, jni: Jni, threads: &[ThreadRecord], end: u64) {
             "id": r.id, "name": r.name, "group": r.group, "parent_group": r.parent_group,
             "daemon": r.daemon, "virtual": r.is_virtual, "before_init": r.before_init,
             "start_ns": r.start_ns, "end_ns": r.end_ns, "alive_at_exit": r.end_ns.is_none(),
-            "lifetime_ns": r.end_ns.unwrap_or(end).saturating_sub(r.start_ns),
+            "lifetime_ns": r.end_ns.unwrap_or(time).saturating_sub(r.start_ns),
             "cpu_ns": r.cpu_ns,
         })
     };
@@ -193,8 +192,7 @@ pub fn write(p: &Profiler, jni: Jni, threads: &[ThreadRecord], end: u64) {
             .collect::<Vec<_>>()
     };
     let json = json!({
-        "schema": "instr-threads/1",
-        "pid": std::process::id(),
+        "time_ns": time,
         "monitors_on": p.rules.monitors,
         "virtual_threads_reported": p.virtual_threads,
         "threads": threads.iter().map(thread_json).collect::<Vec<_>>(),
@@ -222,142 +220,38 @@ pub fn write(p: &Profiler, jni: Jni, threads: &[ThreadRecord], end: u64) {
         "deadlocks": cycles.iter().map(cycle_json).collect::<Vec<_>>(),
     });
 
-    let mut s = String::new();
-    let _ = writeln!(
-        s,
-        "instr thread and monitor report, pid {}, {:.3} s",
-        std::process::id(),
-        end as f64 / 1e9
-    );
-    let _ = writeln!(s, "\nTHREADS BEGIN ({} threads)", threads.len());
-    let _ = writeln!(
-        s,
-        "{:>8} {:>6} {:>7} {:>10} {:>12} {:>10}  {:<12} {:<12} name",
-        "id", "daemon", "virtual", "start_ms", "lifetime_ms", "cpu_ms", "group", "parent"
-    );
-    for r in threads {
-        let life = r.end_ns.unwrap_or(end).saturating_sub(r.start_ns);
-        let _ = writeln!(
-            s,
-            "{:>8} {:>6} {:>7} {:>10.3} {:>12.3}{} {:>10}  {:<12} {:<12} {}",
-            r.id,
-            r.daemon,
-            r.is_virtual,
-            ms(r.start_ns),
-            ms(life),
-            if r.end_ns.is_none() { "+" } else { " " },
-            r.cpu_ns.map_or("-".into(), |c| format!("{:.3}", ms(c))),
-            r.group,
-            r.parent_group,
-            r.name
-        );
-    }
-    let _ = writeln!(s, "THREADS END (+: alive at exit)");
+    Some(json)
+}
 
-    let total_blocked: u64 = contended.iter().map(|c| c.blocked_ns).sum();
-    let _ = writeln!(
-        s,
-        "\nMONITOR TIME BEGIN (total = {:.3} ms blocked in {} contended enters)",
-        ms(total_blocked),
-        contended.iter().map(|c| c.count).sum::<u64>()
-    );
-    let _ = writeln!(s, "rank   self  accum   count    time_ms trace monitor");
-    let pct = |v: u64, total: u64| {
-        if total == 0 {
-            0.0
-        } else {
-            100.0 * v as f64 / total as f64
+/// Writes `PREFIX.threads.json` and `PREFIX.threads.txt` at VM exit (`end`: ns since the agent loaded),
+/// and keeps the section for the exit's `PREFIX.json`.
+pub fn write(p: &Profiler, jni: Jni, threads: &[ThreadRecord], end: u64) {
+    let Some(section) = section(p, jni, threads, end) else {
+        return;
+    };
+    let pid = std::process::id();
+    // The text is rendered from the typed section, as `instr` renders it from `PREFIX.json`: one
+    // renderer, so the two cannot drift.
+    let typed: Option<Threads> = match serde_json::from_value(section.clone()) {
+        Ok(t) => Some(t),
+        Err(e) => {
+            eprintln!("instr: internal error: the thread report is not a profile section ({e}); {}.threads.txt not written", p.prefix);
+            None
         }
     };
-    let mut accum = 0;
-    let mut trace = 300_000;
-    let mut traces: Vec<(u32, &[ResolvedFrame])> = Vec::new();
-    for (i, c) in contended.iter().enumerate() {
-        accum += c.blocked_ns;
-        trace += 1;
-        traces.push((trace, &c.frames));
-        let _ = writeln!(
-            s,
-            "{:4} {:5.2}% {:5.2}% {:7} {:10.3} {:5} {} (Java)",
-            i + 1,
-            pct(c.blocked_ns, total_blocked),
-            pct(accum, total_blocked),
-            c.count,
-            ms(c.blocked_ns),
-            trace,
-            c.class
-        );
+    let mut file = section;
+    file["schema"] = json!("instr-threads/1");
+    file["pid"] = json!(pid);
+    let mut files = vec![(
+        format!("{}.threads.json", p.prefix),
+        serde_json::to_vec_pretty(&file).unwrap_or_default(),
+    )];
+    if let Some(typed) = typed {
+        files.push((
+            format!("{}.threads.txt", p.prefix),
+            threads_text::render_threads(pid, &typed).into_bytes(),
+        ));
+        *lock(&AT_EXIT) = Some(typed);
     }
-    let _ = writeln!(s, "MONITOR TIME END");
-
-    let total_waited: u64 = waits.iter().map(|w| w.waited_ns).sum();
-    let _ = writeln!(
-        s,
-        "\nMONITOR WAIT BEGIN (total = {:.3} ms waited in {} waits)",
-        ms(total_waited),
-        waits.iter().map(|w| w.count).sum::<u64>()
-    );
-    let _ = writeln!(
-        s,
-        "rank   self  accum   count timeout_ms timed_out notified    time_ms    min_ms trace monitor"
-    );
-    let mut accum = 0;
-    for (i, w) in waits.iter().enumerate() {
-        accum += w.waited_ns;
-        trace += 1;
-        traces.push((trace, &w.frames));
-        let _ = writeln!(
-            s,
-            "{:4} {:5.2}% {:5.2}% {:7} {:10} {:9} {:8} {:10.3} {:9.3} {:5} {} (Java)",
-            i + 1,
-            pct(w.waited_ns, total_waited),
-            pct(accum, total_waited),
-            w.count,
-            w.timeout_ms,
-            w.timed_out,
-            w.notified,
-            ms(w.waited_ns),
-            ms(w.min_waited_ns),
-            trace,
-            w.class
-        );
-    }
-    let _ = writeln!(s, "MONITOR WAIT END");
-
-    let _ = writeln!(s, "\nMONITOR CLASSES BEGIN");
-    let _ = writeln!(
-        s,
-        "{:>9} {:>11} {:>7} {:>11} {:>9}  class",
-        "contended", "blocked_ms", "waits", "waited_ms", "timed_out"
-    );
-    for (name, t) in &classes {
-        let _ = writeln!(
-            s,
-            "{:9} {:11.3} {:7} {:11.3} {:9}  {name}",
-            t.contended,
-            ms(t.blocked_ns),
-            t.waits,
-            ms(t.waited_ns),
-            t.timed_out
-        );
-    }
-    let _ = writeln!(s, "MONITOR CLASSES END\n");
-    for (n, frames) in traces {
-        let _ = writeln!(s, "TRACE {n}:");
-        for f in frames {
-            let _ = writeln!(s, "\t{}", frame_line(f));
-        }
-    }
-    if !cycles.is_empty() {
-        s.push('\n');
-        cycles_text(&mut s, &cycles);
-    }
-
-    write_reports(&[
-        (
-            format!("{}.threads.json", p.prefix),
-            serde_json::to_vec_pretty(&json).unwrap_or_default(),
-        ),
-        (format!("{}.threads.txt", p.prefix), s.into_bytes()),
-    ]);
+    write_reports(&files);
 }

@@ -390,8 +390,8 @@ pub fn to_json(a: &Agent, r: &Report, pid: u32) -> Value {
     })
 }
 
-/// Collects the profile and writes its reports to the rules' output prefix: JSON (the profile itself),
-/// text, collapsed stacks of the allocated bytes (root first, the allocated class as the leaf; at depth 0
+/// Collects the profile and writes its reports to the rules' output prefix: JSON (the profile itself,
+/// with the thread profiler's section when it ran), text, collapsed stacks of the allocated bytes (root first, the allocated class as the leaf; at depth 0
 /// one line per class), the HTML flame graph, pprof, and with `calls=times` the CPU collapsed stacks.
 pub fn write_all(a: &Agent, jni: Jni, proxy: jobject, when: When) {
     let r = collect(a, jni, proxy, when);
@@ -402,7 +402,7 @@ pub fn write_all(a: &Agent, jni: Jni, proxy: jobject, when: When) {
     calls.add_to_json(a, &mut json);
     // From here on the reports are renderings of the one profile, the same functions `instr report`
     // runs on the JSON file.
-    let profile: Profile = match serde_json::from_value(json) {
+    let mut profile: Profile = match serde_json::from_value(json) {
         Ok(p) => p,
         Err(e) => {
             eprintln!(
@@ -410,6 +410,12 @@ pub fn write_all(a: &Agent, jni: Jni, proxy: jobject, when: When) {
             );
             return;
         }
+    };
+    // The thread profiler's section: at exit the one it wrote PREFIX.threads.* from (it stopped before
+    // this report), on demand the tables as they are now.
+    profile.threads = match when {
+        When::AtExit => crate::monitor_report::at_exit(),
+        When::OnDemand => crate::threads::section_now(jni),
     };
     let views = flame::views(&profile);
     let text = render::text::render(&profile);

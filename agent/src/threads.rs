@@ -276,15 +276,7 @@ pub fn vm_death(jni: Jni) {
     // From here on events are ignored: a thread ending now (the watcher, for one) is closed below.
     p.live.store(false, Ordering::Release);
     let t = now();
-    let alive = p.jvmti.all_threads();
-    let mut cpu = BTreeMap::new();
-    for &thread in &alive {
-        let id = thread_id(p, jni, thread);
-        if let Some(c) = p.jvmti.thread_cpu_time(thread) {
-            cpu.insert(id, c as u64);
-        }
-        jni.delete_local(thread);
-    }
+    let cpu = alive_cpu(p, jni);
     crate::deadlocks::stop_watcher();
     {
         let mut threads = lock(&p.threads);
@@ -296,6 +288,40 @@ pub fn vm_death(jni: Jni) {
     let threads: Vec<ThreadRecord> = lock(&p.threads).values().cloned().collect();
     crate::monitor_report::write(p, jni, &threads, t);
     crate::xml_trace::close();
+}
+
+/// The CPU time so far of every live platform thread, by id.
+fn alive_cpu(p: &Profiler, jni: Jni) -> BTreeMap<i64, u64> {
+    let mut cpu = BTreeMap::new();
+    for thread in p.jvmti.all_threads() {
+        let id = thread_id(p, jni, thread);
+        if let Some(c) = p.jvmti.thread_cpu_time(thread) {
+            cpu.insert(id, c as u64);
+        }
+        jni.delete_local(thread);
+    }
+    cpu
+}
+
+/// The profile's `threads` section as it is now, for a report made on demand while the program runs:
+/// the live threads with their CPU time so far (the table itself is left as it is). `None` when the
+/// profiler is off or has stopped.
+pub fn section_now(jni: Jni) -> Option<instr_profile::model::Threads> {
+    let p = profiler()?;
+    let t = now();
+    let cpu = alive_cpu(p, jni);
+    let threads: Vec<ThreadRecord> = lock(&p.threads)
+        .values()
+        .map(|r| ThreadRecord {
+            cpu_ns: match r.end_ns {
+                None => cpu.get(&r.id).copied().or(r.cpu_ns),
+                Some(_) => r.cpu_ns,
+            },
+            ..r.clone()
+        })
+        .collect();
+    let section = crate::monitor_report::section(p, jni, &threads, t)?;
+    serde_json::from_value(section).ok()
 }
 
 /// `Thread.getId()` of `thread`, through JNI (-1 if it cannot be read).

@@ -13,7 +13,8 @@ pub enum FrameKind {
     Jdk,
     /// A method of the application.
     App,
-    /// The allocated class, the leaf of an allocation stack.
+    /// The class a stack ends in: the allocated class of an allocation stack, the monitor's class of a
+    /// contention or wait stack.
     Allocated,
 }
 
@@ -34,7 +35,8 @@ pub struct FlameStack {
 
 #[derive(Clone, Debug, PartialEq)]
 pub struct FlameView {
-    /// A stable key: `objects`, `bytes`, `live_objects`, `live_bytes`, `calls`, `cpu`, `wall`.
+    /// A stable key: `objects`, `bytes`, `live_objects`, `live_bytes`, `calls`, `cpu`, `wall`,
+    /// `monitors`, `waits`.
     pub id: &'static str,
     /// What the page shows: "Allocated objects".
     pub title: &'static str,
@@ -104,8 +106,8 @@ fn kind_of(class: &str) -> FrameKind {
 
 /// Every view the profile has data for, in the order a page offers them. Views with nothing in them are
 /// left out.
-pub fn views(p: &Profile) -> Vec<FlameView> {
-    let mut frames = Frames::default();
+pub fn views<'p>(p: &'p Profile) -> Vec<FlameView> {
+    let mut frames: Frames<'p> = Frames::default();
     // Allocation stacks, made once and shared by the four allocation views: (frames, [objects, bytes,
     // live objects, live bytes]). By site and stack when there are sites, else by class alone.
     let allocations: Vec<(Vec<FlameFrame>, [Option<u64>; 4])> = if !p.sites.is_empty() {
@@ -147,6 +149,24 @@ pub fn views(p: &Profile) -> Vec<FlameView> {
                 [Some(c.calls), Some(c.self_cpu_ns), Some(c.self_wall_ns)],
             )
         })
+        .collect();
+    // Monitor stacks end in the monitor's class, as allocation stacks end in the allocated class: the
+    // graph then shows which lock a method waited for, and two locks taken at one place stay apart.
+    let mut monitor_stack = |stack: &'p [Frame], class: &'p str| -> Vec<FlameFrame> {
+        let mut out: Vec<FlameFrame> = stack.iter().rev().map(|f| frames.method(f)).collect();
+        out.push(frames.allocated(class));
+        out
+    };
+    let monitors = p.threads.as_ref().map(|t| &t.monitors);
+    let contended: Vec<(Vec<FlameFrame>, [Option<u64>; 1])> = monitors
+        .iter()
+        .flat_map(|m| &m.contended)
+        .map(|c| (monitor_stack(&c.stack, &c.class), [Some(c.blocked_ns)]))
+        .collect();
+    let waits: Vec<(Vec<FlameFrame>, [Option<u64>; 1])> = monitors
+        .iter()
+        .flat_map(|m| &m.waits)
+        .map(|w| (monitor_stack(&w.stack, &w.class), [Some(w.waited_ns)]))
         .collect();
     let mut out = Vec::new();
     let mut push = |id, title, unit, stacks: Vec<FlameStack>| {
@@ -190,5 +210,14 @@ pub fn views(p: &Profile) -> Vec<FlameView> {
     push("calls", "Calls", "calls", pick(&calls, 0));
     push("cpu", "CPU time", "nanoseconds", pick(&calls, 1));
     push("wall", "Wall time", "nanoseconds", pick(&calls, 2));
+    // Contended enters by the time they blocked (pprof's `delay`), and waits by the time waited, apart:
+    // a wait is the program's choice, blocking its cost.
+    push(
+        "monitors",
+        "Monitor time",
+        "nanoseconds",
+        pick(&contended, 0),
+    );
+    push("waits", "Monitor wait time", "nanoseconds", pick(&waits, 0));
     out
 }

@@ -30,6 +30,9 @@ pub struct Profile {
     pub methods: Vec<MethodRow>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub calls: Option<Calls>,
+    /// Threads, monitor contention and waits, deadlocks: present when the thread profiler ran.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub threads: Option<Threads>,
     #[serde(flatten)]
     pub rest: Map<String, Value>,
 }
@@ -121,6 +124,203 @@ pub struct CallPath {
     pub self_cpu_ns: u64,
     #[serde(default)]
     pub self_wall_ns: u64,
+}
+
+/// The thread profiler's section (`threads`): `PREFIX.threads.json` without its `schema` and `pid`, which
+/// the profile has already. What the threads report and the monitor views read is typed; the rest is
+/// kept as read.
+#[derive(Serialize, Deserialize, Debug, Clone, Default, PartialEq)]
+pub struct Threads {
+    /// When the section was taken: nanoseconds since the agent loaded (the VM's exit, at exit).
+    #[serde(default)]
+    pub time_ns: u64,
+    /// Every thread seen, in id order.
+    #[serde(default)]
+    pub threads: Vec<ThreadRow>,
+    #[serde(default)]
+    pub monitors: Monitors,
+    /// Every deadlock found during the run.
+    #[serde(default)]
+    pub deadlocks: Vec<Deadlock>,
+    #[serde(flatten)]
+    pub rest: Map<String, Value>,
+}
+
+#[derive(Serialize, Deserialize, Debug, Clone, Default, PartialEq)]
+pub struct ThreadRow {
+    /// `Thread.getId()`.
+    pub id: i64,
+    pub name: String,
+    #[serde(default)]
+    pub group: String,
+    #[serde(default)]
+    pub parent_group: String,
+    #[serde(default)]
+    pub daemon: bool,
+    #[serde(default, rename = "virtual")]
+    pub is_virtual: bool,
+    /// Nanoseconds since the agent loaded.
+    #[serde(default)]
+    pub start_ns: u64,
+    /// `None`: alive when the section was taken.
+    #[serde(default)]
+    pub end_ns: Option<u64>,
+    #[serde(default)]
+    pub alive_at_exit: bool,
+    /// From the start to the end, or to the section's time for a thread alive then.
+    #[serde(default)]
+    pub lifetime_ns: u64,
+    /// `None` for virtual threads, which have no CPU clock of their own.
+    #[serde(default)]
+    pub cpu_ns: Option<u64>,
+    #[serde(flatten)]
+    pub rest: Map<String, Value>,
+}
+
+#[derive(Serialize, Deserialize, Debug, Clone, Default, PartialEq)]
+pub struct Monitors {
+    #[serde(default)]
+    pub total_blocked_ns: u64,
+    #[serde(default)]
+    pub total_waited_ns: u64,
+    /// Contended enters per monitor class and waiter stack, the most time blocked first.
+    #[serde(default)]
+    pub contended: Vec<Contended>,
+    /// `Object.wait` per monitor class, waiter stack and timeout, the most time waited first.
+    #[serde(default)]
+    pub waits: Vec<Waited>,
+    /// Both summed per monitor class, by class name.
+    #[serde(default)]
+    pub classes: Vec<MonitorClass>,
+    #[serde(flatten)]
+    pub rest: Map<String, Value>,
+}
+
+/// How often one thread waited for, or owned, a monitor.
+#[derive(Serialize, Deserialize, Debug, Clone, Default, PartialEq)]
+pub struct ThreadCount {
+    pub thread: String,
+    pub count: u64,
+}
+
+#[derive(Serialize, Deserialize, Debug, Clone, Default, PartialEq)]
+pub struct Contended {
+    /// The monitor's class.
+    pub class: String,
+    /// Contended enters.
+    pub count: u64,
+    /// Nanoseconds the enters blocked, all together.
+    pub blocked_ns: u64,
+    #[serde(default)]
+    pub max_blocked_ns: u64,
+    #[serde(default)]
+    pub owners: Vec<ThreadCount>,
+    #[serde(default)]
+    pub waiters: Vec<ThreadCount>,
+    /// The waiter's frames, the one holding the `synchronized` first.
+    #[serde(default)]
+    pub stack: Vec<Frame>,
+    #[serde(flatten)]
+    pub rest: Map<String, Value>,
+}
+
+#[derive(Serialize, Deserialize, Debug, Clone, Default, PartialEq)]
+pub struct Waited {
+    pub class: String,
+    /// The `wait(long)` argument; 0 for `wait()`.
+    #[serde(default)]
+    pub timeout_ms: i64,
+    pub count: u64,
+    #[serde(default)]
+    pub timed_out: u64,
+    #[serde(default)]
+    pub notified: u64,
+    pub waited_ns: u64,
+    #[serde(default)]
+    pub min_waited_ns: u64,
+    #[serde(default)]
+    pub max_waited_ns: u64,
+    #[serde(default)]
+    pub waiters: Vec<ThreadCount>,
+    /// The caller of `Object.wait` first.
+    #[serde(default)]
+    pub stack: Vec<Frame>,
+    #[serde(flatten)]
+    pub rest: Map<String, Value>,
+}
+
+#[derive(Serialize, Deserialize, Debug, Clone, Default, PartialEq)]
+pub struct MonitorClass {
+    pub class: String,
+    #[serde(default)]
+    pub contended: u64,
+    #[serde(default)]
+    pub blocked_ns: u64,
+    #[serde(default)]
+    pub waits: u64,
+    #[serde(default)]
+    pub waited_ns: u64,
+    #[serde(default)]
+    pub timed_out: u64,
+    #[serde(flatten)]
+    pub rest: Map<String, Value>,
+}
+
+/// A cycle of the wait-for graph: each thread waits for a lock the next one holds, the last for the
+/// first's.
+#[derive(Serialize, Deserialize, Debug, Clone, Default, PartialEq)]
+pub struct Deadlock {
+    pub threads: Vec<DeadlockThread>,
+    #[serde(flatten)]
+    pub rest: Map<String, Value>,
+}
+
+#[derive(Serialize, Deserialize, Debug, Clone, Default, PartialEq)]
+pub struct DeadlockThread {
+    pub id: i64,
+    pub name: String,
+    #[serde(default)]
+    pub daemon: bool,
+    /// `BLOCKED`, `WAITING`, ...
+    #[serde(default)]
+    pub state: String,
+    #[serde(default)]
+    pub waiting_for: Option<Lock>,
+    /// The next thread of the cycle, which holds what this one waits for.
+    pub held_by: ThreadRef,
+    #[serde(default)]
+    pub holds: Vec<Lock>,
+    #[serde(default)]
+    pub stack: Vec<Frame>,
+    #[serde(flatten)]
+    pub rest: Map<String, Value>,
+}
+
+#[derive(Serialize, Deserialize, Debug, Clone, Default, PartialEq)]
+pub struct ThreadRef {
+    pub id: i64,
+    pub name: String,
+    #[serde(flatten)]
+    pub rest: Map<String, Value>,
+}
+
+/// A monitor or `java.util.concurrent` lock, by class and identity hash.
+#[derive(Serialize, Deserialize, Debug, Clone, Default, PartialEq)]
+pub struct Lock {
+    pub class: String,
+    /// The identity hash code.
+    pub id: i32,
+    /// `monitor` or `ownable synchronizer`.
+    #[serde(default)]
+    pub kind: String,
+    /// The frame (0: the top) that locked it; -1 when not known.
+    #[serde(default)]
+    pub depth: i32,
+    /// How a thread waits for it (`enter`, `wait`, `park`): in `waiting_for` only.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub wait: Option<String>,
+    #[serde(flatten)]
+    pub rest: Map<String, Value>,
 }
 
 /// Why a file is not a profile: one line, naming the problem (the caller adds the file).

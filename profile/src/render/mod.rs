@@ -7,3 +7,4 @@ pub mod pprof;
 mod protobuf;
 pub mod svg;
 pub mod text;
+pub mod threads_text;

@@ -116,6 +116,7 @@ pub fn sample() -> Profile {
         sites,
         methods: Vec::new(),
         calls: Some(calls),
+        threads: None,
         rest: Default::default(),
     }
 }
