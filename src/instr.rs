@@ -14,7 +14,7 @@ use std::process::ExitCode;
 use clap::{Args, CommandFactory, Parser, Subcommand, ValueEnum};
 use instr_profile::filter::Filter;
 use instr_profile::flame::{self, FlameView};
-use instr_profile::render::{collapsed, diff, html, pprof, svg, text};
+use instr_profile::render::{collapsed, diff, html, pprof, svg, text, threads_text};
 use instr_profile::Profile;
 
 use crate::targets::write_atomically;
@@ -268,7 +268,16 @@ fn report(a: &ReportArgs) -> Result<ExitCode, Failure> {
         })
     };
     let bytes = match format {
-        Format::Text => text::render(&profile).into_bytes(),
+        // The heap and calls report, then (thread profiler on) the threads report, as the agent's
+        // PREFIX.txt and PREFIX.threads.txt.
+        Format::Text => {
+            let mut t = text::render(&profile);
+            if let Some(threads) = threads_text::render(&profile) {
+                t.push('\n');
+                t.push_str(&threads);
+            }
+            t.into_bytes()
+        }
         Format::Json => profile.to_json().into_bytes(),
         Format::Html => html::render(&title(&a.profile), &views).into_bytes(),
         Format::Svg => svg::render(&first(), SVG_WIDTH).into_bytes(),
