@@ -346,6 +346,12 @@ impl<'a> ConstantPool<'a> {
     /// offsets: the stack-depth walk asks this at every field access and invoke of an edited method.
     #[inline]
     pub fn reference_descriptor(&self, index: u16) -> Result<&'a [u8]> {
+        self.utf8(self.reference_descriptor_index(index)?)
+    }
+
+    /// The index of that descriptor (not checked to be a Utf8 entry).
+    #[inline]
+    pub fn reference_descriptor_index(&self, index: u16) -> Result<u16> {
         let b = self.class_bytes;
         let name_and_type = match self.offsets.get(index as usize) {
             Some(&at)
@@ -360,7 +366,7 @@ impl<'a> ConstantPool<'a> {
             _ => bail!(0, "constant #{index} is not a member reference"),
         };
         match self.offset_if(name_and_type, tag::NAME_AND_TYPE) {
-            Some(at) => self.utf8(read_u2(b, at + 3)),
+            Some(at) => Ok(read_u2(b, at + 3)),
             None => bail!(0, "constant #{name_and_type} is not a NameAndType"),
         }
     }
