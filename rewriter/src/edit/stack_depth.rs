@@ -22,9 +22,8 @@ use crate::error::{bail, Result};
 const BY_OPERAND: u8 = 0x80;
 const ENDS_FLOW: u8 = 0x40;
 
-/// Per opcode: words popped (bits 0-2) and pushed (bits 3-5), or [`BY_OPERAND`]; and [`ENDS_FLOW`]. Unpacked
-/// into [`STEP`] for the walk. One
-/// load per instruction: this walk runs over every edited method.
+/// Per opcode: words popped (bits 0-2) and pushed (bits 3-5), or [`BY_OPERAND`]; and [`ENDS_FLOW`]. The
+/// instruction set's effects written once; the walk reads them unpacked, from [`STEP`].
 const EFFECT: [u8; 256] = {
     let mut t = [0u8; 256];
     let mut o = 0;
@@ -131,9 +130,10 @@ struct Step {
     slow: bool,
     /// `pushes - pops`, wrapping.
     net: u32,
-    /// For field accesses and invokes: how [`DescriptorWords`] reads the operand ([`FIELD`] or
-    /// [`METHOD`], 0 for the other slow ones), and which of its words the instruction pops (in addition
-    /// to `pops`, the receiver) and pushes: masks, so that no opcode needs a branch of its own.
+    /// For field accesses and invokes: how [`DescriptorWords`] reads the operand ([`MEMBER_FIELD`] or
+    /// [`MEMBER_METHOD`], 0 for the other slow ones), and whether the instruction pops (in addition to
+    /// `pops`, the receiver) and pushes its words: 0 or 1, turned into masks so that no opcode needs a
+    /// branch of its own.
     member: u8,
     pops_mask: u8,
     pushes_mask: u8,
@@ -251,8 +251,8 @@ fn method_words(descriptor: &[u8]) -> Result<(u32, u32)> {
 
 /// The words moved by the descriptors of the member references a class's code names, by pool index, kept
 /// from method to method of one class: the probes edit every method, the methods of a class call the same
-/// methods and read the same fields, and looking a descriptor up (three pool entries) and scanning it cost
-/// more than the rest of the walk. Keyed by the interpretation too: the same index read as a field and as a
+/// methods and read the same fields, and looking a descriptor up (three pool entries) and scanning it was a
+/// third of the walk's cost. Keyed by the interpretation too: the same index read as a field and as a
 /// method (malformed code can do that) gives two different answers, and only one is kept.
 #[derive(Debug, Default)]
 pub struct DescriptorWords {
