@@ -109,6 +109,30 @@ const ENTRY_SIZE: [u8; 21] = {
 };
 const UTF8_SIZE: u8 = 255;
 
+/// Where an entry holds pool indexes, by tag: two (offset from the tag byte, mask) pairs, the mask 0 where
+/// there is no index; every offset + 2 is within the entry (at least 3 bytes). Unusable slots have
+/// entry offset 0, the class file's magic number (tag 0xca: no index). The first u2 of Dynamic and
+/// InvokeDynamic indexes BootstrapMethods, not the pool.
+const REFERENCES: [[(u8, u16); 2]; 256] = {
+    const NONE: (u8, u16) = (1, 0);
+    let mut t = [[NONE, NONE]; 256];
+    let one = [(1, 0xffff), NONE];
+    t[tag::CLASS as usize] = one;
+    t[tag::STRING as usize] = one;
+    t[tag::METHOD_TYPE as usize] = one;
+    t[tag::MODULE as usize] = one;
+    t[tag::PACKAGE as usize] = one;
+    let two = [(1, 0xffff), (3, 0xffff)];
+    t[tag::FIELDREF as usize] = two;
+    t[tag::METHODREF as usize] = two;
+    t[tag::INTERFACE_METHODREF as usize] = two;
+    t[tag::NAME_AND_TYPE as usize] = two;
+    t[tag::DYNAMIC as usize] = [(3, 0xffff), NONE];
+    t[tag::INVOKE_DYNAMIC as usize] = [(3, 0xffff), NONE];
+    t[tag::METHOD_HANDLE as usize] = [(2, 0xffff), NONE];
+    t
+};
+
 /// The pool of a class file being read. Index 0 and the slot after a Long/Double are unusable.
 #[derive(Clone)]
 pub struct ConstantPool<'a> {
@@ -346,6 +370,12 @@ impl<'a> ConstantPool<'a> {
     /// offsets: the stack-depth walk asks this at every field access and invoke of an edited method.
     #[inline]
     pub fn reference_descriptor(&self, index: u16) -> Result<&'a [u8]> {
+        self.utf8(self.reference_descriptor_index(index)?)
+    }
+
+    /// The index of that descriptor (not checked to be a Utf8 entry).
+    #[inline]
+    pub fn reference_descriptor_index(&self, index: u16) -> Result<u16> {
         let b = self.class_bytes;
         let name_and_type = match self.offsets.get(index as usize) {
             Some(&at)
@@ -360,7 +390,7 @@ impl<'a> ConstantPool<'a> {
             _ => bail!(0, "constant #{index} is not a member reference"),
         };
         match self.offset_if(name_and_type, tag::NAME_AND_TYPE) {
-            Some(at) => self.utf8(read_u2(b, at + 3)),
+            Some(at) => Ok(read_u2(b, at + 3)),
             None => bail!(0, "constant #{name_and_type} is not a NameAndType"),
         }
     }
@@ -422,6 +452,20 @@ impl<'a> ConstantPool<'a> {
     pub fn check_references_in_range(&self) -> Result<()> {
         let count = self.offsets.len();
         let b = self.class_bytes;
+        // The tags come in no order, so a table and a maximum cost less than a match per entry (an
+        // indirect jump, mispredicted about every other time); the match below only runs to name the
+        // entry once a bad index is known. Every read lies inside its entry (`REFERENCES`).
+        let mut worst = 0u16;
+        for &at in &self.offsets[1..] {
+            let at = at as usize;
+            let [(o1, m1), (o2, m2)] = REFERENCES[b[at] as usize];
+            let first = read_u2(b, at + o1 as usize) & m1;
+            let second = read_u2(b, at + o2 as usize) & m2;
+            worst = worst.max(first).max(second);
+        }
+        if (worst as usize) < count {
+            return Ok(());
+        }
         for (index, &at) in self.offsets.iter().enumerate().skip(1) {
             let at = at as usize;
             if at == 0 {

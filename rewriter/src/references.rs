@@ -19,9 +19,10 @@ use crate::error::{bail, Result};
 /// Checks every constant-pool index of `class` against its pool's count; `code_max` is the largest index
 /// named by an instruction of any method.
 pub fn check_in_range(class: &ClassFile<'_>, code_max: u16) -> Result<()> {
-    let w = Walk {
+    let mut w = Walk {
         class,
         count: class.pool.count(),
+        kinds: [(0, Kind::Opaque); KIND_SLOTS],
     };
     class.pool.check_references_in_range()?;
     if code_max >= w.count {
@@ -46,9 +47,70 @@ pub fn check_in_range(class: &ClassFile<'_>, code_max: u16) -> Result<()> {
 struct Walk<'c, 'a> {
     class: &'c ClassFile<'a>,
     count: u16,
+    /// Attribute kinds by name index, direct-mapped (`name_index % KIND_SLOTS`; 0 marks an empty slot, as
+    /// index 0 names nothing): a class names each attribute kind through one Utf8 entry, and looking the
+    /// name up and comparing it with every known name at each attribute cost more than the walk itself.
+    kinds: [(u16, Kind); KIND_SLOTS],
+}
+
+const KIND_SLOTS: usize = 16;
+
+/// What the walk does with an attribute, by its name (JVMS §4.7).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Kind {
+    /// Unknown attributes are opaque to the JVM too, and are skipped; so are the known ones that hold
+    /// no pool index (LineNumberTable and others).
+    Opaque,
+    OneIndex,
+    IndexList,
+    EnclosingMethod,
+    InnerClasses,
+    BootstrapMethods,
+    MethodParameters,
+    Record,
+    Module,
+    Annotations,
+    ParameterAnnotations,
+    TypeAnnotations,
+    AnnotationDefault,
+    LocalVariables,
+    StackMapTable,
+    Code,
+}
+
+impl Kind {
+    fn of(name: &[u8]) -> Kind {
+        match name {
+            b"ConstantValue" | b"Signature" | b"SourceFile" | b"NestHost" | b"ModuleMainClass" => {
+                Kind::OneIndex
+            }
+            b"Exceptions" | b"NestMembers" | b"PermittedSubclasses" | b"ModulePackages" => {
+                Kind::IndexList
+            }
+            b"EnclosingMethod" => Kind::EnclosingMethod,
+            b"InnerClasses" => Kind::InnerClasses,
+            b"BootstrapMethods" => Kind::BootstrapMethods,
+            b"MethodParameters" => Kind::MethodParameters,
+            b"Record" => Kind::Record,
+            b"Module" => Kind::Module,
+            b"RuntimeVisibleAnnotations" | b"RuntimeInvisibleAnnotations" => Kind::Annotations,
+            b"RuntimeVisibleParameterAnnotations" | b"RuntimeInvisibleParameterAnnotations" => {
+                Kind::ParameterAnnotations
+            }
+            b"RuntimeVisibleTypeAnnotations" | b"RuntimeInvisibleTypeAnnotations" => {
+                Kind::TypeAnnotations
+            }
+            b"AnnotationDefault" => Kind::AnnotationDefault,
+            b"LocalVariableTable" | b"LocalVariableTypeTable" => Kind::LocalVariables,
+            b"StackMapTable" => Kind::StackMapTable,
+            b"Code" => Kind::Code,
+            _ => Kind::Opaque,
+        }
+    }
 }
 
 impl Walk<'_, '_> {
+    #[inline]
     fn index(&self, index: u16, at: usize) -> Result<()> {
         if index >= self.count {
             bail!(
@@ -60,6 +122,7 @@ impl Walk<'_, '_> {
         Ok(())
     }
 
+    #[inline]
     fn u2(&self, c: &mut Cursor<'_>) -> Result<()> {
         let at = c.offset();
         let index = c.u2()?;
@@ -74,39 +137,50 @@ impl Walk<'_, '_> {
         Ok(())
     }
 
-    fn attributes(&self, attributes: &Attributes<'_>) -> Result<()> {
+    fn attributes(&mut self, attributes: &Attributes<'_>) -> Result<()> {
         let mut codes = 0;
         for a in attributes {
             // The name index sits 6 bytes before the body.
             self.index(a.name_index, a.offset - 6)?;
-            let name = self.class.attribute_name(&a);
-            if name == b"Code" {
+            let kind = self.kind(a.name_index);
+            if kind == Kind::Code {
                 codes += 1;
                 if codes > 1 {
                     bail!(a.offset, "a second Code attribute");
                 }
             }
             let mut c = Cursor::at(a.data, a.offset);
-            self.attribute(name, &mut c)?;
+            self.attribute(kind, &mut c)?;
+            if !c.is_empty() {
+                let name = self.class.attribute_name(&a);
+                c.finish(&String::from_utf8_lossy(name))?;
+            }
         }
         Ok(())
     }
 
-    /// The indexes inside one attribute, by its name (JVMS §4.7). Unknown attributes are opaque to the JVM
-    /// too, and are skipped.
-    fn attribute(&self, name: &[u8], c: &mut Cursor<'_>) -> Result<()> {
-        match name {
-            b"ConstantValue" | b"Signature" | b"SourceFile" | b"NestHost" | b"ModuleMainClass" => {
-                self.u2(c)?
-            }
-            b"Exceptions" | b"NestMembers" | b"PermittedSubclasses" | b"ModulePackages" => {
-                self.list(c)?
-            }
-            b"EnclosingMethod" => {
+    fn kind(&mut self, name_index: u16) -> Kind {
+        let slot = &mut self.kinds[name_index as usize % KIND_SLOTS];
+        if slot.0 != name_index || name_index == 0 {
+            *slot = (
+                name_index,
+                Kind::of(self.class.pool.utf8(name_index).unwrap_or(b"")),
+            );
+        }
+        slot.1
+    }
+
+    /// The indexes inside one attribute; the caller checks that nothing is left after them (opaque
+    /// attributes are not read at all).
+    fn attribute(&mut self, kind: Kind, c: &mut Cursor<'_>) -> Result<()> {
+        match kind {
+            Kind::OneIndex => self.u2(c)?,
+            Kind::IndexList => self.list(c)?,
+            Kind::EnclosingMethod => {
                 self.u2(c)?;
                 self.u2(c)?;
             }
-            b"InnerClasses" => {
+            Kind::InnerClasses => {
                 for _ in 0..c.u2()? {
                     for _ in 0..3 {
                         self.u2(c)?;
@@ -114,19 +188,19 @@ impl Walk<'_, '_> {
                     c.skip(2)?;
                 }
             }
-            b"BootstrapMethods" => {
+            Kind::BootstrapMethods => {
                 for _ in 0..c.u2()? {
                     self.u2(c)?;
                     self.list(c)?;
                 }
             }
-            b"MethodParameters" => {
+            Kind::MethodParameters => {
                 for _ in 0..c.u1()? {
                     self.u2(c)?;
                     c.skip(2)?;
                 }
             }
-            b"Record" => {
+            Kind::Record => {
                 for _ in 0..c.u2()? {
                     self.u2(c)?;
                     self.u2(c)?;
@@ -134,26 +208,26 @@ impl Walk<'_, '_> {
                     self.attributes(&nested)?;
                 }
             }
-            b"Module" => self.module(c)?,
-            b"RuntimeVisibleAnnotations" | b"RuntimeInvisibleAnnotations" => {
+            Kind::Module => self.module(c)?,
+            Kind::Annotations => {
                 for _ in 0..c.u2()? {
                     self.annotation(c, 0)?;
                 }
             }
-            b"RuntimeVisibleParameterAnnotations" | b"RuntimeInvisibleParameterAnnotations" => {
+            Kind::ParameterAnnotations => {
                 for _ in 0..c.u1()? {
                     for _ in 0..c.u2()? {
                         self.annotation(c, 0)?;
                     }
                 }
             }
-            b"RuntimeVisibleTypeAnnotations" | b"RuntimeInvisibleTypeAnnotations" => {
+            Kind::TypeAnnotations => {
                 for _ in 0..c.u2()? {
                     self.type_annotation(c)?;
                 }
             }
-            b"AnnotationDefault" => self.element_value(c, 0)?,
-            b"LocalVariableTable" | b"LocalVariableTypeTable" => {
+            Kind::AnnotationDefault => self.element_value(c, 0)?,
+            Kind::LocalVariables => {
                 for _ in 0..c.u2()? {
                     c.skip(4)?;
                     self.u2(c)?;
@@ -161,8 +235,8 @@ impl Walk<'_, '_> {
                     c.skip(2)?;
                 }
             }
-            b"StackMapTable" => self.stack_map(c)?,
-            b"Code" => {
+            Kind::StackMapTable => self.stack_map(c)?,
+            Kind::Code => {
                 c.skip(4)?; // max_stack, max_locals
                 let length = c.u4()? as usize;
                 c.skip(length)?;
@@ -173,9 +247,9 @@ impl Walk<'_, '_> {
                 let nested = Attributes::read(c)?;
                 self.attributes(&nested)?;
             }
-            _ => return Ok(()),
+            Kind::Opaque => c.skip(c.remaining())?,
         }
-        c.finish(&String::from_utf8_lossy(name))
+        Ok(())
     }
 
     fn module(&self, c: &mut Cursor<'_>) -> Result<()> {

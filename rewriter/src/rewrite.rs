@@ -9,6 +9,7 @@ use crate::class_writer::write_class;
 use crate::classfile::{ClassFile, Member};
 use crate::edit::layout::Event;
 use crate::edit::method_writer::{write_code, MethodInput};
+use crate::edit::stack_depth::DescriptorWords;
 use crate::edit::{FrameMode, Insertions};
 use crate::error::{ErrorKind, Result};
 use crate::pool_builder::{PoolBuffers, PoolBuilder};
@@ -88,6 +89,7 @@ struct Scratch {
     /// New Code bodies of a class, one after the other.
     bodies: Vec<u8>,
     pool: PoolBuffers,
+    descriptor_words: DescriptorWords,
 }
 
 /// Buffers bigger than this (bytes) are released after the class rather than kept for the next one, so
@@ -141,7 +143,9 @@ fn rewrite_parsed(
         events,
         bodies,
         pool: pool_buffers,
+        descriptor_words,
     } = scratch;
+    descriptor_words.reset();
     let mut pool = PoolBuilder::with_buffers(&class.pool, std::mem::take(pool_buffers));
     // New Code bodies share one buffer; `new_code[i]` is the range of method i's body in it.
     bodies.clear();
@@ -209,7 +213,15 @@ fn rewrite_parsed(
             starts: &decoded.starts,
         };
         let start = bodies.len();
-        match write_code(&input, ins, options.frames, &mut pool, bodies, events) {
+        match write_code(
+            &input,
+            ins,
+            options.frames,
+            &mut pool,
+            bodies,
+            events,
+            descriptor_words,
+        ) {
             Ok(()) => {
                 new_code[i] = Some((start, bodies.len()));
                 result.edited_methods += 1;

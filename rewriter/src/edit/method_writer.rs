@@ -3,7 +3,7 @@
 
 use super::insertions::{Insertions, Place};
 use super::layout::{Event, Layout};
-use super::stack_depth;
+use super::stack_depth::{self, DescriptorWords};
 use super::widening_frames;
 use crate::attributes::code::CodeAttribute;
 use crate::attributes::names;
@@ -43,7 +43,8 @@ pub struct MethodInput<'m, 'a> {
 }
 
 /// Writes the body of the new Code attribute (without its name and length) into `out`. `events` is a
-/// buffer the caller keeps from method to method, so the layout allocates nothing per method.
+/// buffer the caller keeps from method to method, so the layout allocates nothing per method;
+/// `descriptor_words` is kept from method to method of one class.
 pub fn write_code(
     m: &MethodInput<'_, '_>,
     ins: &Insertions,
@@ -51,6 +52,7 @@ pub fn write_code(
     pool: &mut PoolBuilder<'_, '_>,
     out: &mut Vec<u8>,
     events: &mut Vec<Event>,
+    descriptor_words: &mut DescriptorWords,
 ) -> Result<()> {
     let code = m.code;
     let layout = Layout::compute(
@@ -84,7 +86,8 @@ pub fn write_code(
             .iter()
             .find(|a| class.attribute_name(a) == names::STACK_MAP_TABLE)
             .map(|a| (a.data, a.offset));
-        let depth = stack_depth::max_depth(code.code, m.insns, &class.pool, stack_map)?;
+        let depth =
+            stack_depth::max_depth(code.code, m.insns, &class.pool, stack_map, descriptor_words)?;
         if depth > code.max_stack as u32 {
             bail!(
                 code.code_offset,
