@@ -220,6 +220,27 @@ fn dump(p: &Profiler, jni: Jni, reason: &str, always: bool) {
     jni.pop_frame();
 }
 
+/// `instr ctl PID threads` (every thread, its stack and monitors, and the deadlocks) or `deadlocks` (the
+/// deadlocks alone), as text, from one snapshot taken now. Nothing is written to a file.
+pub fn text_now(jni: Jni, every_thread: bool) -> Result<String, String> {
+    let p = crate::threads::profiler()
+        .ok_or("the thread profiler is off: load the agent with threads=on (or monitors=on)")?;
+    if !jni.push_frame(4096) {
+        return Err("no room for the snapshot's local references".into());
+    }
+    let threads = snapshot(p, jni);
+    let cycles = find_cycles(&threads);
+    let text = if every_thread {
+        dump_text("instr ctl threads", &threads, &cycles)
+    } else {
+        let mut s = String::new();
+        cycles_text(&mut s, &cycles);
+        s
+    };
+    jni.pop_frame();
+    Ok(text)
+}
+
 fn state_name(s: i32) -> &'static str {
     if s & state::ALIVE == 0 {
         if s & state::TERMINATED != 0 {

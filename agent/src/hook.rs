@@ -1,10 +1,12 @@
-//! ClassFileLoadHook: runs the rewriter on every class the rules select. A class nothing selects is
-//! returned untouched, without a copy; a class that cannot be rewritten loads unchanged and is reported
-//! once; no panic reaches the VM.
+//! ClassFileLoadHook: runs the rewriter on every class the rules select, with the probes that are on
+//! (switches.rs). A class nothing selects is returned untouched, without a copy (on a retransform that
+//! is the class's original bytes: how a probe switched off leaves the code); a class that cannot be
+//! rewritten loads unchanged and is reported once; no panic reaches the VM.
 
 use std::sync::atomic::Ordering;
 
 use crate::state::{agent, lock, Agent};
+use crate::switches::Switched;
 use instr_rewriter::classfile::ClassFile;
 use instr_rewriter::probes::exclusions::class_never_instrumented;
 use instr_rewriter::probes::{Flavour, Instrumenter, Selection};
@@ -13,29 +15,30 @@ use instr_rewriter::{rewrite, Options};
 /// ClassFileLoadHook: the rewritten class, or None to load it as it is.
 pub fn class_file_load_hook(name: &[u8], bytes: &[u8]) -> Option<Vec<u8>> {
     let a = agent()?;
-    if !wanted(a, name) {
+    let selection = crate::switches::selection(&a.rules)?;
+    if !wanted(&selection, name) {
         return None;
     }
-    instrument(a, name, bytes)
+    instrument(a, &selection, name, bytes)
 }
 
 /// The check made before touching the bytes: most classes of a selective rules file stop here.
-fn wanted(a: &Agent, name: &[u8]) -> bool {
+pub fn wanted(selection: &Switched, name: &[u8]) -> bool {
     if name.is_empty() {
         return true; // unnamed: let the rewriter read the name from the class itself
     }
     !class_never_instrumented(name)
-        && ((a.rules.objects() && name == b"java/lang/Object") || a.rules.class_wanted(name))
+        && ((selection.objects() && name == b"java/lang/Object") || selection.class_wanted(name))
 }
 
-fn instrument(a: &Agent, name: &[u8], bytes: &[u8]) -> Option<Vec<u8>> {
+fn instrument(a: &Agent, selection: &Switched, name: &[u8], bytes: &[u8]) -> Option<Vec<u8>> {
     let flavour = if a.engaged.load(Ordering::Acquire) {
         Flavour::Native
     } else {
         Flavour::Early
     };
     let edit = Instrumenter {
-        selection: &a.rules,
+        selection,
         ids: &a.ids,
         flavour,
         calls: a.call_probes,

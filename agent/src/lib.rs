@@ -10,9 +10,17 @@
 //! * VM_INIT: `HeapProxy.engage(...)`; classes loaded from then on call the native flavour.
 //! * ThreadEnd: the ending thread's allocation rows join the shared totals (`thread_rows.rs`).
 //! * VM_DEATH: read the counters back and write the reports (`report.rs`).
+//!
+//! Loaded into a running VM instead (`Agent_OnAttach`, attach.rs), or at start-up with `start=off`, the
+//! agent does the same late: HeapProxy is defined and engaged at once, with the native flavour, and the
+//! probes are added by retransforming the loaded classes (switches.rs). The control socket (control.rs)
+//! starts and stops them while the program runs.
 
+pub mod attach;
 pub mod calls;
 pub mod class_index;
+pub mod commands;
+pub mod control;
 pub mod deadlocks;
 pub mod event_ring;
 pub mod ffi;
@@ -31,6 +39,7 @@ pub mod report;
 pub mod sampled_stacks;
 pub mod stacks;
 pub mod state;
+pub mod switches;
 pub mod thread_rows;
 pub mod threads;
 pub mod vm_allocations;
@@ -88,6 +97,20 @@ fn since_load() -> u64 {
 /// The agent's set-up, from `Agent_OnLoad` (ffi/java_vm.rs): an error refuses to start the VM with its
 /// message as one `instr:` line.
 pub fn load(vm: JavaVm, options: &str) -> Result<(), String> {
+    load_in(vm, options, Phase::OnLoad).map(|_| ())
+}
+
+/// Where the agent is loaded from.
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub enum Phase {
+    /// `-agentpath:` at start-up.
+    OnLoad,
+    /// Into a running VM (attach.rs): only capabilities of the live phase, no early class hook.
+    Attach,
+}
+
+/// The set-up both ways of loading share; returns the run-time options for attach.rs.
+pub fn load_in(vm: JavaVm, options: &str, phase: Phase) -> Result<switches::RunTime, String> {
     let settings = match options::parse(options)? {
         options::Parsed::Help => {
             println!("{}", options::HELP);
@@ -95,6 +118,7 @@ pub fn load(vm: JavaVm, options: &str) -> Result<(), String> {
         }
         options::Parsed::Run(s) => s,
     };
+    let run_time = settings.run_time;
     let rules = settings.rules;
     heap_dump::configure(settings.heap_dump);
     let live_every = settings.live_every;
@@ -140,12 +164,17 @@ pub fn load(vm: JavaVm, options: &str) -> Result<(), String> {
     // No probe selected (the thread profiler alone, or nothing at all): no class is rewritten, so neither
     // the early class hook (which turns CDS off and costs start-up time) nor HeapProxy is needed.
     let rewriting = rules.objects() || rules.arrays() || rules.methods();
-    let class_hook_caps: &[u32] = if rewriting {
+    // The early hook only when classes are rewritten from the very start; with `start=off` or attached,
+    // the probes come by retransformation, and CDS stays on.
+    let early = rewriting && phase == Phase::OnLoad && run_time.start;
+    let class_hook_caps: &[u32] = if early {
         &[
             capability::GENERATE_ALL_CLASS_HOOK_EVENTS,
             capability::GENERATE_EARLY_CLASS_HOOK_EVENTS,
             capability::GENERATE_EARLY_VMSTART,
         ]
+    } else if rewriting {
+        &[capability::GENERATE_ALL_CLASS_HOOK_EVENTS]
     } else {
         &[]
     };
@@ -171,11 +200,21 @@ pub fn load(vm: JavaVm, options: &str) -> Result<(), String> {
         }
         caps = caps.with(bit);
     }
+    // Retransformation is how probes start and stop while the program runs (switches.rs).
+    let caps = match (rewriting, potential.has(capability::RETRANSFORM_CLASSES)) {
+        (true, true) => caps.with(capability::RETRANSFORM_CLASSES),
+        (true, false) if !early => {
+            return Err("this VM cannot retransform classes (can_retransform_classes)".into())
+        }
+        _ => caps,
+    };
     let caps = threads::add_capabilities(rules.threads(), &potential, caps)?;
     if jvmti.add_capabilities(&caps) != jvmti::ERROR_NONE {
         return Err("AddCapabilities failed".into());
     }
     since_load();
+    switches::init(phase == Phase::OnLoad && run_time.start);
+    control::configure(run_time.control);
     install(Agent {
         jvmti,
         java_vm: vm,
@@ -204,7 +243,7 @@ pub fn load(vm: JavaVm, options: &str) -> Result<(), String> {
         gc: Default::default(),
     });
     let mut handlers = Handlers {
-        vm_start: Some(vm_start),
+        vm_start: early.then_some(vm_start as fn(Jni)),
         vm_init: Some(vm_init),
         vm_death: Some(vm_death),
         class_file_load_hook: Some(hook::class_file_load_hook),
@@ -253,14 +292,14 @@ pub fn load(vm: JavaVm, options: &str) -> Result<(), String> {
         event::GARBAGE_COLLECTION_FINISH,
     ]
     .into_iter()
-    .filter(|&e| rewriting || (e != event::VM_START && e != event::CLASS_FILE_LOAD_HOOK))
+    .filter(|&e| early || (e != event::VM_START && e != event::CLASS_FILE_LOAD_HOOK))
     {
         if jvmti.set_event_notification_mode(e, ENABLE) != jvmti::ERROR_NONE {
             return Err(format!("cannot enable JVMTI event {e}"));
         }
     }
     threads::enable_events(jvmti)?;
-    Ok(())
+    Ok(run_time)
 }
 
 /// Fails at start-up, not at exit, when the reports could not be written.
@@ -297,9 +336,19 @@ fn vm_start(jni: Jni) {
 }
 
 fn vm_init(jni: Jni, _thread: jthread) {
+    threads::vm_init(jni);
+    engage(jni);
+    control::start(jni);
+}
+
+/// Engages HeapProxy (defining it first when no early VM_START did): from here on every class is rewritten
+/// with the native flavour.
+pub fn engage(jni: Jni) {
     {
-        threads::vm_init(jni);
         let Some(a) = agent() else { return };
+        if lock(&a.proxy).is_none() && (a.rules.objects() || a.rules.arrays() || a.rules.methods()) {
+            vm_start(jni);
+        }
         let Some(proxy) = *lock(&a.proxy) else { return };
         let (header, reference) = array_layout(a, jni);
         let Some(offsets) = element_offsets(jni) else {
@@ -425,6 +474,7 @@ fn array_layout(a: &Agent, jni: Jni) -> (i64, jint) {
 }
 
 fn vm_death(jni: Jni) {
+    control::close();
     heap_dump::at_exit(jni);
     threads::vm_death(jni);
     let Some(a) = agent() else { return };

@@ -35,6 +35,9 @@ OPTIONS is either a rules file (rules/*.yaml) or comma-separated key=value pairs
                 (System.nanoTime at every entry and exit: exact, much slower)
   heapdump=WHEN binary HPROF heap dump to PREFIX.hprof: off (default), demand (on each SIGQUIT or
                 jcmd PID JVMTI.data_dump), exit (at VM exit) or both
+  start=WHEN    on (default): the rules' probes count from the start; off: loaded with every probe
+                off and no class rewritten, until `instr ctl PID start PROBE` (docs/ATTACH.md)
+  control=on    the control socket `instr ctl` talks to (default on; off: none)
   help          print this and stop
 Reports, written at VM exit: PREFIX.txt (hprof-style SITES and TRACEs), PREFIX.json (exact counts,
 schema instr-profile/1), PREFIX.collapsed (flame-graph input: stack;class bytes) and PREFIX.html (flame
@@ -69,6 +72,9 @@ pub struct Settings {
     pub timed_leaves: bool,
     /// `heapdump=`: when to write PREFIX.hprof.
     pub heap_dump: crate::heap_dump::Mode,
+    /// `start=`/`control=`: whether the probes count from the start, and whether `instr ctl` can reach
+    /// the agent.
+    pub run_time: crate::switches::RunTime,
 }
 
 /// Parses the option string. `Err` is the one-line message the agent prints before refusing to start:
@@ -105,6 +111,7 @@ fn parse_options(options: &str) -> Result<Parsed, String> {
     let mut exact_clock = false;
     let mut timed_leaves = false;
     let mut heap_dump = crate::heap_dump::Mode::Off;
+    let mut run_time = crate::switches::RunTime::default();
     for pair in options.split(',') {
         let (key, value) = pair.split_once('=').ok_or_else(|| {
             format!("option '{pair}' is not key=value (see -agentpath:libinstr.so=help)")
@@ -161,10 +168,11 @@ fn parse_options(options: &str) -> Result<Parsed, String> {
                 }
             }
             "heapdump" => heap_dump = crate::heap_dump::Mode::parse(value)?,
+            k @ ("start" | "control") => run_time.set(k, value)?,
             "help" => return Ok(Parsed::Help),
             other => {
                 return Err(format!(
-                    "unknown option '{other}' (known: rules, file, depth, live, stacks, calls, leaves, clock, threads, monitors, deadlocks, trace, trace-allocs, trace-ring, heapdump, help)"
+                    "unknown option '{other}' (known: rules, file, depth, live, stacks, calls, leaves, clock, threads, monitors, deadlocks, trace, trace-allocs, trace-ring, heapdump, start, control, help)"
                 ))
             }
         }
@@ -206,7 +214,11 @@ fn parse_options(options: &str) -> Result<Parsed, String> {
         stack_sample_bytes,
     )
     .map(|p| match p {
-        Parsed::Run(s) => Parsed::Run(Settings { heap_dump, ..s }),
+        Parsed::Run(s) => Parsed::Run(Settings {
+            heap_dump,
+            run_time,
+            ..s
+        }),
         help => help,
     })
 }
@@ -275,6 +287,7 @@ fn settings(rules: Rules, calls: CallMode, stack_sample_bytes: u32) -> Result<Pa
         exact_clock: calls.exact_clock,
         timed_leaves: calls.timed_leaves,
         heap_dump: Default::default(),
+        run_time: Default::default(),
     }))
 }
 

@@ -394,10 +394,24 @@ pub fn to_json(a: &Agent, r: &Report, pid: u32) -> Value {
 /// with the thread profiler's section when it ran), text, collapsed stacks of the allocated bytes (root first, the allocated class as the leaf; at depth 0
 /// one line per class), the HTML flame graph, pprof, and with `calls=times` the CPU collapsed stacks.
 pub fn write_all(a: &Agent, jni: Jni, proxy: jobject, when: When) {
+    let prefix = a.rules.output_path(std::process::id());
+    if let Some(files) = render_all(a, jni, proxy, when, &prefix) {
+        write_reports(&files);
+    }
+}
+
+/// Every report file `write_all` writes, as (PREFIX.extension, bytes), without writing them (`instr ctl
+/// PID dump` picks one). None, after one `instr:` line, if the counters do not make a profile.
+pub fn render_all(
+    a: &Agent,
+    jni: Jni,
+    proxy: jobject,
+    when: When,
+    prefix: &str,
+) -> Option<Vec<(String, Vec<u8>)>> {
     let r = collect(a, jni, proxy, when);
     let calls = crate::method_report::collect(a, jni);
     let pid = std::process::id();
-    let prefix = a.rules.output_path(pid);
     let mut json = to_json(a, &r, pid);
     calls.add_to_json(a, &mut json);
     // From here on the reports are renderings of the one profile, the same functions `instr report`
@@ -408,7 +422,7 @@ pub fn write_all(a: &Agent, jni: Jni, proxy: jobject, when: When) {
             eprintln!(
                 "instr: internal error: the report is not a profile ({e}); no reports written"
             );
-            return;
+            return None;
         }
     };
     // The thread profiler's section: at exit the one it wrote PREFIX.threads.* from (it stopped before
@@ -443,7 +457,7 @@ pub fn write_all(a: &Agent, jni: Jni, proxy: jobject, when: When) {
             calls.to_collapsed().into_bytes(),
         ));
     }
-    write_reports(&files);
+    Some(files)
 }
 
 /// The temporary file `write_atomically` writes `path` through, in the same directory (a rename does not

@@ -1,4 +1,4 @@
-//! The VM itself: `Agent_OnLoad`, the `JavaVM` handle, and global references.
+//! The VM itself: `Agent_OnLoad` and `Agent_OnAttach`, the `JavaVM` handle, and global references.
 
 use std::ffi::{c_char, c_void, CStr};
 
@@ -59,14 +59,8 @@ pub unsafe extern "system" fn Agent_OnLoad(
     const P: Policy = Policy::once("Agent_OnLoad", "the VM is not started");
     guard(P, JNI_ERR, || {
         super::guard::install_panic_hook();
-        let options = if options.is_null() {
-            String::new()
-        } else {
-            // SAFETY: a NUL-terminated string, per the JVMTI specification.
-            unsafe { CStr::from_ptr(options) }
-                .to_string_lossy()
-                .into_owned()
-        };
+        // SAFETY: a NUL-terminated string or null, per the JVMTI specification.
+        let options = unsafe { option_string(options) };
         match crate::load(JavaVm(vm), &options) {
             Ok(()) => JNI_OK,
             Err(message) => {
@@ -75,4 +69,46 @@ pub unsafe extern "system" fn Agent_OnLoad(
             }
         }
     })
+}
+
+/// The VM loads the agent into a running program (`instr attach`, `jcmd PID JVMTI.agent_load`). A refusal
+/// is one `instr:` line on the program's stderr and JNI_ERR, which the attaching tool reports; the program
+/// runs on either way.
+///
+/// # Safety
+/// Called by the JVM with a valid `JavaVM` and a NUL-terminated option string (or null).
+#[no_mangle]
+pub unsafe extern "system" fn Agent_OnAttach(
+    vm: *mut JavaVM,
+    options: *mut c_char,
+    _reserved: *mut c_void,
+) -> jint {
+    const P: Policy = Policy::once("Agent_OnAttach", "the agent is not attached");
+    guard(P, JNI_ERR, || {
+        super::guard::install_panic_hook();
+        // SAFETY: a NUL-terminated string or null, per the JVMTI specification.
+        let options = unsafe { option_string(options) };
+        match crate::attach::attach(JavaVm(vm), &options) {
+            Ok(()) => JNI_OK,
+            Err(message) => {
+                eprintln!("instr: {message}");
+                JNI_ERR
+            }
+        }
+    })
+}
+
+/// The option string the VM passes, lossily decoded (options.rs refuses what the decoding replaced).
+///
+/// # Safety
+/// `options` is null or NUL-terminated.
+unsafe fn option_string(options: *mut c_char) -> String {
+    if options.is_null() {
+        String::new()
+    } else {
+        // SAFETY: the caller's contract.
+        unsafe { CStr::from_ptr(options) }
+            .to_string_lossy()
+            .into_owned()
+    }
 }

@@ -58,6 +58,7 @@ pub mod capability {
     pub const GENERATE_GARBAGE_COLLECTION_EVENTS: u32 = 31;
     pub const GENERATE_OBJECT_FREE_EVENTS: u32 = 32;
     pub const GET_OWNED_MONITOR_STACK_DEPTH_INFO: u32 = 34;
+    pub const RETRANSFORM_CLASSES: u32 = 37;
     pub const GENERATE_EARLY_VMSTART: u32 = 41;
     pub const GENERATE_EARLY_CLASS_HOOK_EVENTS: u32 = 42;
     pub const GENERATE_SAMPLED_OBJECT_ALLOC_EVENTS: u32 = 43;
@@ -79,6 +80,7 @@ pub mod capability {
             GENERATE_GARBAGE_COLLECTION_EVENTS => "can_generate_garbage_collection_events",
             GENERATE_OBJECT_FREE_EVENTS => "can_generate_object_free_events",
             GET_OWNED_MONITOR_STACK_DEPTH_INFO => "can_get_owned_monitor_stack_depth_info",
+            RETRANSFORM_CLASSES => "can_retransform_classes",
             GENERATE_EARLY_VMSTART => "can_generate_early_vmstart",
             GENERATE_EARLY_CLASS_HOOK_EVENTS => "can_generate_early_class_hook_events",
             GENERATE_SAMPLED_OBJECT_ALLOC_EVENTS => "can_generate_sampled_object_alloc_events",

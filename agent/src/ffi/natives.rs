@@ -85,6 +85,22 @@ pub extern "system" fn Java_java_lang_HeapProxy_heapDump(env: *mut JNIEnv, _: jc
     })
 }
 
+/// `HeapProxy.control(command)` (instr.Control): the command's answer, or null.
+#[no_mangle]
+pub extern "system" fn Java_java_lang_HeapProxy_control(
+    env: *mut JNIEnv,
+    _: jclass,
+    command: jstring,
+) -> jstring {
+    const P: Policy = Policy::once("HeapProxy.control", "instr.Control gets no answer");
+    guard(P, std::ptr::null_mut(), || {
+        let jni = jni(env);
+        let line = jni.string(command).unwrap_or_default();
+        jni.new_string(&crate::commands::run(jni, &line))
+            .unwrap_or(std::ptr::null_mut())
+    })
+}
+
 #[no_mangle]
 pub extern "system" fn Java_java_lang_HeapProxyCalls_settings(
     env: *mut JNIEnv,

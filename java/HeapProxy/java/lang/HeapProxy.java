@@ -215,6 +215,9 @@ public final class HeapProxy {
     /** Writes an HPROF heap dump now (instr.Counts.heapDump); its path, or null if none was written. */
     public static native String heapDump();
 
+    /** One command of the control channel (instr.Control): the answer, "ok" or "error: ..." first. */
+    public static native String control(String command);
+
     /** Hash slots holding a class that has not unloaded; for tests of the table's bound and diagnosis. */
     public static int classSlotsHeld() {
         return started() ? HeapProxyAllocs.classSlotsHeld() : 0;

@@ -1,0 +1,178 @@
+//! The commands of the control channel (control.rs) and of the Java API (`instr.Control`, through
+//! `HeapProxy.control`): one line in, one answer out. The answer's first line is `ok` or `error: MESSAGE`;
+//! what the command prints follows. A command never panics into its caller and never blocks an
+//! application thread but the one that called `instr.Control`.
+
+use std::path::Path;
+
+use crate::ffi::Jni;
+use crate::state::{agent, lock, Agent};
+use crate::switches::{self, Probe};
+
+pub const HELP: &str = "\
+commands:
+  status                      the agent, the probes and what they count
+  start alloc|methods         add the probe to the code (retransforms the classes it selects)
+  stop alloc|methods          take it out again: the classes are their original bytes
+  dump [FORMAT] FILE          the report now: json, txt, collapsed, html, pprof or cpu (cpu.collapsed);
+                              the format defaults to FILE's extension, else json; FILE is absolute
+  reset                       zero every count
+  threads                     every thread with its stack and monitors, and deadlocks (threads=on)
+  deadlocks                   the deadlocks alone (threads=on)
+  help                        this list";
+
+/// Runs one command line and returns the whole answer, ending in a newline.
+pub fn run(jni: Jni, line: &str) -> String {
+    let answer = match agent() {
+        None => Err("the agent is not set up".to_string()),
+        Some(a) => dispatch(a, jni, line.trim()),
+    };
+    match answer {
+        Ok(text) if text.is_empty() => "ok\n".into(),
+        Ok(text) if text.ends_with('\n') => format!("ok\n{text}"),
+        Ok(text) => format!("ok\n{text}\n"),
+        Err(e) => format!("error: {}\n", instr_rules::printable_line(&e)),
+    }
+}
+
+fn dispatch(a: &Agent, jni: Jni, line: &str) -> Result<String, String> {
+    let words: Vec<&str> = line.split_whitespace().collect();
+    match words.as_slice() {
+        ["status"] => Ok(status(a)),
+        ["help"] => Ok(HELP.into()),
+        ["start", probe, rest @ ..] => switch(a, jni, probe, rest, true),
+        ["stop", probe] => switch(a, jni, probe, &[], false),
+        ["dump", file] => dump(a, jni, None, file),
+        ["dump", format, file] => dump(a, jni, Some(format), file),
+        ["reset"] => reset(a, jni),
+        ["threads"] => crate::deadlocks::text_now(jni, true),
+        ["deadlocks"] => crate::deadlocks::text_now(jni, false),
+        [] => Err("empty command (try help)".into()),
+        [command, ..] => Err(format!(
+            "'{command}' with {} argument(s): not a command (try help)",
+            words.len() - 1
+        )),
+    }
+}
+
+fn probe(name: &str) -> Result<Probe, String> {
+    match name {
+        "alloc" => Ok(Probe::Alloc),
+        "methods" => Ok(Probe::Methods),
+        "live" => Err("live: live tracking is chosen when the agent loads (live=...); it follows the alloc probe".into()),
+        "monitors" => Err("monitors: the monitor profiler is chosen when the agent loads (monitors=on)".into()),
+        "cpu" => Err("cpu: no CPU sampler in this agent".into()),
+        other => Err(format!("unknown probe '{other}' (alloc, methods)")),
+    }
+}
+
+fn switch(a: &Agent, jni: Jni, name: &str, settings: &[&str], on: bool) -> Result<String, String> {
+    let p = probe(name)?;
+    if !settings.is_empty() {
+        return Err(format!(
+            "start {name} {}: settings are fixed when the agent loads; give them to `instr attach` (rules=FILE,depth=N,...)",
+            settings.join(" ")
+        ));
+    }
+    let already = switches::is_on(p) == on;
+    let summary = switches::switch(a, jni, p, on)?;
+    let state = if on { "on" } else { "off" };
+    Ok(if already {
+        format!("{name} was already {state}")
+    } else {
+        format!("{name} {state}: {summary}")
+    })
+}
+
+fn status(a: &Agent) -> String {
+    let probe_state = |p: Probe| match (p.in_rules(&a.rules), switches::is_on(p)) {
+        (false, _) => "not in the rules",
+        (true, true) => "on",
+        (true, false) => "off",
+    };
+    format!(
+        "pid {}\nalloc: {}\nmethods: {}\nengaged: {}\nreports: {}.*\nsocket: {}",
+        std::process::id(),
+        probe_state(Probe::Alloc),
+        probe_state(Probe::Methods),
+        a.engaged.load(std::sync::atomic::Ordering::Acquire),
+        a.rules.output_path(std::process::id()),
+        crate::control::listening_on()
+            .map(|p| p.display().to_string())
+            .unwrap_or_else(|| "none".into())
+    )
+}
+
+/// The extension `report::render_all` gives each format.
+const FORMATS: [(&str, &str); 6] = [
+    ("json", ".json"),
+    ("txt", ".txt"),
+    ("collapsed", ".collapsed"),
+    ("html", ".html"),
+    ("pprof", ".pb.gz"),
+    ("cpu", ".cpu.collapsed"),
+];
+
+fn dump(a: &Agent, jni: Jni, format: Option<&str>, file: &str) -> Result<String, String> {
+    if !Path::new(file).is_absolute() {
+        return Err(format!(
+            "dump {file}: give an absolute path (the JVM's working directory is not yours)"
+        ));
+    }
+    let format = match format {
+        Some(f) => f,
+        None => FORMATS
+            .iter()
+            .filter(|(_, ext)| file.ends_with(ext))
+            .max_by_key(|(_, ext)| ext.len())
+            .map_or("json", |(f, _)| f),
+    };
+    let ext = FORMATS
+        .iter()
+        .find(|(f, _)| *f == format)
+        .map(|(_, ext)| *ext)
+        .ok_or_else(|| {
+            format!("dump: unknown format '{format}' (json, txt, collapsed, html, pprof, cpu)")
+        })?;
+    let proxy = (*lock(&a.proxy)).ok_or("HeapProxy is not defined: nothing was counted")?;
+    let files = crate::report::render_all(a, jni, proxy.0, crate::report::When::OnDemand, "")
+        .ok_or("the counts did not make a profile (see the program's stderr)")?;
+    let bytes = files
+        .into_iter()
+        .find(|(name, _)| name == ext)
+        .map(|(_, bytes)| bytes)
+        .ok_or_else(|| format!("dump: no {format} report (cpu needs calls=times)"))?;
+    crate::report::write_atomically(file, &bytes)?;
+    Ok(format!("{} bytes written to {file}", bytes.len()))
+}
+
+fn reset(a: &Agent, jni: Jni) -> Result<String, String> {
+    let mut done = Vec::new();
+    for (class, method) in [(&a.calls_proxy, "reset"), (&a.proxy, "resetAllocations")] {
+        let Some(c) = *lock(class) else { continue };
+        let m = jni
+            .static_method(c.0, method, "()V")
+            .ok_or_else(|| format!("{method} not found"))?;
+        if !jni.call_static_void(c.0, m, &[]) {
+            return Err(format!("{method} failed"));
+        }
+        done.push(method);
+    }
+    if done.is_empty() {
+        return Err("HeapProxy is not defined: nothing was counted".into());
+    }
+    Ok("every count is zero".into())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn probe_names() {
+        assert_eq!(probe("alloc"), Ok(Probe::Alloc));
+        assert_eq!(probe("methods"), Ok(Probe::Methods));
+        assert!(probe("cpu").unwrap_err().contains("cpu"));
+        assert!(probe("heap").unwrap_err().contains("unknown probe 'heap'"));
+    }
+}

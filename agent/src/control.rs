@@ -1,0 +1,207 @@
+//! The control channel: a Unix domain socket per JVM that `instr ctl PID COMMAND` talks to.
+//!
+//! Where: `/tmp/instr-UID/PID.sock`, the socket mode 0600 in a directory of mode 0700 that the JVM's
+//! user owns, so that only that user (and root) can reach it; a directory that is not so (another owner,
+//! group or world access, a symbolic link) is refused and the agent runs without a channel. Nothing
+//! listens on TCP. Each connection's peer is checked again with SO_PEERCRED: its uid must be the JVM's,
+//! or root's.
+//!
+//! Protocol, one command per connection: the client sends one line of at most [`MAX_LINE`] bytes ending
+//! in `\n`; the agent answers `ok` or `error: MESSAGE` on the first line, the command's output after it,
+//! and closes. A longer line, a client that sends nothing for [`IO_TIMEOUT`], or one that does not read
+//! its answer, gets an error or is dropped; the buffer never grows past the limit. One agent thread
+//! (`instr-control`) serves the connections one after the other: a hung client delays the next by at most
+//! the timeout, and no application thread ever waits on the socket.
+
+use std::io::{Read, Write};
+use std::os::unix::fs::{DirBuilderExt, MetadataExt, PermissionsExt};
+use std::os::unix::net::{UnixListener, UnixStream};
+use std::path::PathBuf;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::OnceLock;
+use std::time::Duration;
+
+use crate::ffi::Jni;
+use crate::state::agent;
+
+/// The longest command line, newline included.
+pub const MAX_LINE: usize = 4096;
+/// How long a connection may take to send its line, or to take the answer.
+pub const IO_TIMEOUT: Duration = Duration::from_secs(5);
+
+static ENABLED: AtomicBool = AtomicBool::new(true);
+static LISTENER: OnceLock<(UnixListener, PathBuf)> = OnceLock::new();
+
+/// `control=on|off`, at load.
+pub fn configure(on: bool) {
+    ENABLED.store(on, Ordering::Relaxed);
+}
+
+fn euid() -> u32 {
+    rustix::process::geteuid().as_raw()
+}
+
+/// The per-user directory of the sockets.
+pub fn directory(uid: u32) -> PathBuf {
+    PathBuf::from(format!("/tmp/instr-{uid}"))
+}
+
+/// The socket of the JVM `pid`, when it runs as `uid`.
+pub fn socket_path(uid: u32, pid: u32) -> PathBuf {
+    directory(uid).join(format!("{pid}.sock"))
+}
+
+/// Opens the socket and starts the thread that serves it; a failure is one `instr:` line, and the agent
+/// profiles on without a channel.
+pub fn start(jni: Jni) {
+    if !ENABLED.load(Ordering::Relaxed) || LISTENER.get().is_some() {
+        return;
+    }
+    let Some(a) = agent() else { return };
+    let listener = match listen() {
+        Ok(l) => l,
+        Err(e) => {
+            eprintln!("instr: no control channel: {e}");
+            return;
+        }
+    };
+    if LISTENER.set(listener).is_err() {
+        return;
+    }
+    let Some(thread) = crate::threads::new_agent_thread(jni, "instr-control") else {
+        eprintln!("instr: cannot create the control thread; no control channel");
+        return close();
+    };
+    if crate::ffi::events::run_agent_thread(a.jvmti, thread, serve, 5) != crate::jvmti::ERROR_NONE {
+        eprintln!("instr: cannot start the control thread; no control channel");
+        close();
+    }
+    jni.delete_local(thread);
+}
+
+/// Removes the socket file (VM death): the next JVM with this pid must not find a dead one.
+pub fn close() {
+    if let Some((_, path)) = LISTENER.get() {
+        let _ = std::fs::remove_file(path);
+    }
+}
+
+fn listen() -> Result<(UnixListener, PathBuf), String> {
+    let uid = euid();
+    let dir = directory(uid);
+    private_directory(&dir, uid)?;
+    let path = socket_path(uid, std::process::id());
+    // A socket left by a JVM that had this pid and died without VM death: no one listens on it.
+    let _ = std::fs::remove_file(&path);
+    let listener =
+        UnixListener::bind(&path).map_err(|e| format!("cannot listen on {}: {e}", path.display()))?;
+    std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o600))
+        .map_err(|e| format!("cannot make {} private: {e}", path.display()))?;
+    Ok((listener, path))
+}
+
+/// Creates `dir` with mode 0700, or accepts it only if it is a real directory of `uid` that no one else
+/// may enter: otherwise another user could have made it, and could read or replace the sockets in it.
+fn private_directory(dir: &std::path::Path, uid: u32) -> Result<(), String> {
+    match std::fs::DirBuilder::new().mode(0o700).create(dir) {
+        Ok(()) => return Ok(()),
+        Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {}
+        Err(e) => return Err(format!("cannot create {}: {e}", dir.display())),
+    }
+    let m = std::fs::symlink_metadata(dir).map_err(|e| format!("{}: {e}", dir.display()))?;
+    if !m.is_dir() || m.uid() != uid || m.mode() & 0o077 != 0 {
+        return Err(format!(
+            "{} is not a directory of uid {uid} with mode 0700; remove it",
+            dir.display()
+        ));
+    }
+    Ok(())
+}
+
+/// The control thread: one connection at a time, for the life of the VM.
+fn serve(jni: Jni) {
+    let Some((listener, _)) = LISTENER.get() else {
+        return;
+    };
+    for stream in listener.incoming() {
+        match stream {
+            Ok(s) => handle(jni, s),
+            // EMFILE and the like: wait instead of spinning, and go on.
+            Err(_) => std::thread::sleep(Duration::from_millis(100)),
+        }
+    }
+}
+
+fn handle(jni: Jni, mut stream: UnixStream) {
+    let _ = stream.set_read_timeout(Some(IO_TIMEOUT));
+    let _ = stream.set_write_timeout(Some(IO_TIMEOUT));
+    let reply = match peer_allowed(&stream) {
+        Err(refusal) => format!("error: {refusal}\n"),
+        Ok(()) => match read_line(&mut stream) {
+            Ok(line) => crate::commands::run(jni, &line),
+            Err(e) => format!("error: {e}\n"),
+        },
+    };
+    let _ = stream.write_all(reply.as_bytes());
+    let _ = stream.shutdown(std::net::Shutdown::Both);
+}
+
+fn peer_allowed(stream: &UnixStream) -> Result<(), String> {
+    let ours = euid();
+    let peer = rustix::net::sockopt::socket_peercred(stream)
+        .map_err(|e| format!("cannot read the peer's credentials: {e}"))?
+        .uid
+        .as_raw();
+    if peer == ours || peer == 0 {
+        Ok(())
+    } else {
+        Err(format!("refused: uid {peer} is not the JVM's user (uid {ours})"))
+    }
+}
+
+/// One line, without its `\n`; at most MAX_LINE bytes are ever held.
+fn read_line(stream: &mut UnixStream) -> Result<String, String> {
+    let mut line = Vec::with_capacity(256);
+    let mut chunk = [0u8; 512];
+    loop {
+        let n = match stream.read(&mut chunk) {
+            Ok(n) => n,
+            Err(e)
+                if matches!(
+                    e.kind(),
+                    std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut
+                ) =>
+            {
+                return Err(format!(
+                    "no complete command line within {} s",
+                    IO_TIMEOUT.as_secs()
+                ))
+            }
+            Err(e) => return Err(format!("reading the command: {e}")),
+        };
+        let got = &chunk[..n];
+        if let Some(end) = got.iter().position(|&b| b == b'\n') {
+            line.extend_from_slice(&got[..end]);
+            if line.len() >= MAX_LINE {
+                return Err(too_long());
+            }
+            return String::from_utf8(line).map_err(|_| "the command is not UTF-8".into());
+        }
+        line.extend_from_slice(got);
+        if line.len() >= MAX_LINE {
+            return Err(too_long());
+        }
+        if n == 0 {
+            return Err("the connection closed before a complete command line".into());
+        }
+    }
+}
+
+fn too_long() -> String {
+    format!("command line longer than {MAX_LINE} bytes")
+}
+
+/// The socket's path, for `status`.
+pub fn listening_on() -> Option<PathBuf> {
+    LISTENER.get().map(|(_, p)| p.clone())
+}

@@ -1,0 +1,312 @@
+//! Probes switched on and off while the program runs (`instr ctl PID start|stop PROBE`, `instr.Control`).
+//!
+//! A probe that is off is not in the code at all: switching is RetransformClasses over the loaded classes
+//! the probe touches. Switching on, the class hook (hook.rs) rewrites each class as at load time; switching
+//! off, it passes the class's original bytes through unchanged (the VM hands every retransform the bytes
+//! it cached the first time a hook changed the class), so the class is its original again, byte for byte,
+//! and the program pays nothing. With every probe off the class hook itself is disabled: class loading
+//! costs what it costs without the agent.
+
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Mutex;
+use std::time::Instant;
+
+use instr_rewriter::probes::Selection;
+use instr_rules::Rules;
+
+use crate::ffi::Jni;
+use crate::jvmti::{event, ERROR_NONE};
+use jni_sys::jclass;
+use crate::state::{lock, Agent};
+
+/// The run-time options: `start=on|off` and `control=on|off`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct RunTime {
+    /// The rules' probes count from the moment the agent loads (`start=on`, the default).
+    pub start: bool,
+    /// The control socket `instr ctl` talks to (control.rs).
+    pub control: bool,
+}
+
+impl Default for RunTime {
+    fn default() -> Self {
+        RunTime {
+            start: true,
+            control: true,
+        }
+    }
+}
+
+impl RunTime {
+    pub fn set(&mut self, key: &str, value: &str) -> Result<(), String> {
+        let on = match value {
+            "on" => true,
+            "off" => false,
+            _ => return Err(format!("{key}={value}: expected on or off")),
+        };
+        match key {
+            "start" => self.start = on,
+            _ => self.control = on,
+        }
+        Ok(())
+    }
+}
+
+/// What `start` and `stop` name.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Probe {
+    /// The rules' `objects` and `arrays` probes (and their sites).
+    Alloc,
+    /// The rules' `methods` probe.
+    Methods,
+}
+
+impl Probe {
+    pub fn name(self) -> &'static str {
+        match self {
+            Probe::Alloc => "alloc",
+            Probe::Methods => "methods",
+        }
+    }
+
+    fn flag(self) -> &'static AtomicBool {
+        match self {
+            Probe::Alloc => &ALLOC,
+            Probe::Methods => &METHODS,
+        }
+    }
+
+    /// Whether the rules the agent loaded with have this probe at all.
+    pub fn in_rules(self, rules: &Rules) -> bool {
+        match self {
+            Probe::Alloc => rules.objects() || rules.arrays(),
+            Probe::Methods => rules.methods(),
+        }
+    }
+}
+
+static ALLOC: AtomicBool = AtomicBool::new(false);
+static METHODS: AtomicBool = AtomicBool::new(false);
+/// One switch at a time: the socket's thread and the Java API may ask together.
+static SWITCHING: Mutex<()> = Mutex::new(());
+
+/// At load: every probe of the rules on (`start=on`), or all off.
+pub fn init(start: bool) {
+    ALLOC.store(start, Ordering::Release);
+    METHODS.store(start, Ordering::Release);
+}
+
+pub fn is_on(probe: Probe) -> bool {
+    probe.flag().load(Ordering::Acquire)
+}
+
+/// The rules as the probes that are on select them; None when every probe is off.
+pub fn selection(rules: &Rules) -> Option<Switched<'_>> {
+    let s = Switched {
+        rules,
+        alloc: is_on(Probe::Alloc),
+        methods: is_on(Probe::Methods),
+    };
+    (s.alloc || s.methods).then_some(s)
+}
+
+/// The rules with the probes that are off masked out.
+#[derive(Clone, Copy)]
+pub struct Switched<'a> {
+    rules: &'a Rules,
+    alloc: bool,
+    methods: bool,
+}
+
+impl Selection for Switched<'_> {
+    fn objects(&self) -> bool {
+        self.alloc && Selection::objects(self.rules)
+    }
+    fn class_wanted(&self, class: &[u8]) -> bool {
+        // The rules' fast check covers both probes: it may answer yes for a class only the other probe
+        // wants, and the rewriter then finds nothing to do there.
+        (self.alloc || self.methods) && Selection::class_wanted(self.rules, class)
+    }
+    fn arrays(&self, class: &[u8], method: &[u8], descriptor: &[u8]) -> bool {
+        self.alloc && Selection::arrays(self.rules, class, method, descriptor)
+    }
+    fn object_sites(&self, class: &[u8], method: &[u8], descriptor: &[u8]) -> bool {
+        self.alloc && Selection::object_sites(self.rules, class, method, descriptor)
+    }
+    fn live_objects(&self) -> bool {
+        self.alloc && Selection::live_objects(self.rules)
+    }
+    fn methods(&self, class: &[u8], method: &[u8], descriptor: &[u8], access: u16) -> bool {
+        self.methods && Selection::methods(self.rules, class, method, descriptor, access)
+    }
+}
+
+/// What one switch did, for `status`, `start` and `stop` to print.
+#[derive(Debug, Default, Clone, PartialEq, Eq)]
+pub struct Summary {
+    /// Classes retransformed.
+    pub retransformed: usize,
+    /// Selected classes the VM cannot retransform: hidden classes (lambdas' and method handles' own)...
+    pub hidden: usize,
+    /// ...and other classes it will not modify.
+    pub unmodifiable: usize,
+    /// Classes whose retransformation failed (each also reported once on stderr).
+    pub failed: usize,
+    pub millis: u128,
+}
+
+impl std::fmt::Display for Summary {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "{} classes retransformed in {} ms; not retransformable: {} hidden, {} unmodifiable; {} failed",
+            self.retransformed, self.millis, self.hidden, self.unmodifiable, self.failed
+        )
+    }
+}
+
+/// Classes per RetransformClasses call: each call is one safepoint, so a batch bounds how long the
+/// program stops at once, and a class that fails is looked for in one batch, not in all.
+const BATCH: usize = 256;
+
+/// Turns `probe` on or off and retransforms the loaded classes it touches. Runs on an agent thread, the
+/// attach listener or the thread that called `instr.Control`, never inside a probe.
+pub fn switch(a: &Agent, jni: Jni, probe: Probe, on: bool) -> Result<Summary, String> {
+    let _one_at_a_time = lock(&SWITCHING);
+    if !probe.in_rules(&a.rules) {
+        return Err(format!(
+            "{}: the rules the agent loaded with select no such probe (attach with rules=FILE that does)",
+            probe.name()
+        ));
+    }
+    if !a.engaged.load(Ordering::Acquire) {
+        return Err("HeapProxy is not engaged (see the program's stderr); nothing can count".into());
+    }
+    if is_on(probe) == on {
+        return Ok(Summary::default());
+    }
+    let touched = Switched {
+        rules: &a.rules,
+        alloc: probe == Probe::Alloc,
+        methods: probe == Probe::Methods,
+    };
+    if on {
+        set_class_hook(a, true)?;
+    }
+    probe.flag().store(on, Ordering::Release);
+    let summary = retransform(a, jni, &touched);
+    if selection(&a.rules).is_none() {
+        set_class_hook(a, false)?;
+    }
+    Ok(summary)
+}
+
+fn set_class_hook(a: &Agent, on: bool) -> Result<(), String> {
+    let mode = if on { crate::jvmti::ENABLE } else { 0 };
+    if a.jvmti.set_event_notification_mode(event::CLASS_FILE_LOAD_HOOK, mode) != ERROR_NONE {
+        return Err("cannot switch the JVMTI ClassFileLoadHook event".into());
+    }
+    Ok(())
+}
+
+/// Retransforms every loaded class `touched` selects, in batches.
+pub fn retransform(a: &Agent, jni: Jni, touched: &Switched) -> Summary {
+    let started = Instant::now();
+    let mut summary = Summary::default();
+    let classes = a.jvmti.loaded_classes();
+    let mut selected: Vec<jclass> = Vec::new();
+    for &class in &classes {
+        let name = a
+            .jvmti
+            .class_signature(class)
+            .and_then(|s| internal_name(&s).map(str::to_owned));
+        match name {
+            Some(name) if crate::hook::wanted(touched, name.as_bytes()) => {
+                if a.jvmti.is_modifiable_class(class) {
+                    selected.push(class);
+                } else if name.contains('.') {
+                    // A hidden class's name ends in `.0x...`: no class file names it, nothing can
+                    // retransform it.
+                    summary.hidden += 1;
+                } else {
+                    summary.unmodifiable += 1;
+                }
+            }
+            _ => {}
+        }
+    }
+    for batch in selected.chunks(BATCH) {
+        if a.jvmti.retransform_classes(batch) == ERROR_NONE {
+            summary.retransformed += batch.len();
+            continue;
+        }
+        // One class refused takes its batch down: find it, and keep the others.
+        for &class in batch {
+            let e = a.jvmti.retransform_classes(&[class]);
+            if e == ERROR_NONE {
+                summary.retransformed += 1;
+            } else {
+                summary.failed += 1;
+                let name = a.jvmti.class_signature(class).unwrap_or_default();
+                eprintln!("instr: {name}: RetransformClasses failed (JVMTI error {e}); it keeps its current code");
+            }
+        }
+    }
+    for class in classes {
+        jni.delete_local(class);
+    }
+    summary.millis = started.elapsed().as_millis();
+    summary
+}
+
+/// `java/lang/String` for `Ljava/lang/String;`; None for arrays and primitive types.
+fn internal_name(signature: &str) -> Option<&str> {
+    signature.strip_prefix('L')?.strip_suffix(';')
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn names_and_options() {
+        assert_eq!(internal_name("Ljava/lang/Object;"), Some("java/lang/Object"));
+        assert_eq!(internal_name("[I"), None);
+        assert_eq!(internal_name("I"), None);
+        let mut r = RunTime::default();
+        assert!(r.start && r.control);
+        r.set("start", "off").unwrap();
+        r.set("control", "off").unwrap();
+        assert_eq!(
+            r,
+            RunTime {
+                start: false,
+                control: false
+            }
+        );
+        assert!(r.set("start", "later").unwrap_err().contains("start=later"));
+    }
+
+    #[test]
+    fn a_probe_that_is_off_selects_nothing() {
+        let rules = Rules::parse(
+            "probes: [objects, arrays, methods]\nmethods:\n  include: [\"**\"]\n",
+            "test",
+        )
+        .unwrap();
+        let only_methods = Switched {
+            rules: &rules,
+            alloc: false,
+            methods: true,
+        };
+        assert!(!only_methods.objects());
+        assert!(!only_methods.arrays(b"a/B", b"m", b"()V"));
+        assert!(only_methods.methods(b"a/B", b"m", b"()V", 1));
+        let none = Switched {
+            rules: &rules,
+            alloc: false,
+            methods: false,
+        };
+        assert!(!none.class_wanted(b"a/B"));
+    }
+}
