@@ -1,5 +1,7 @@
 //! The `instr` command: reads the profiles the agent writes (`PREFIX.json`, schema `instr-profile/1`)
-//! and renders them (`instr report`), compares two of them (`instr diff`) and prints shell completions.
+//! and renders them (`instr report`), compares two of them (`instr diff`) and prints shell completions;
+//! `instr attach` and `instr ctl` (attach.rs, ctl.rs, with their own exit statuses) load the agent into a
+//! running JVM and control it there.
 //! Everything it draws comes from `instr-profile`'s pure renderers; this module is the command line,
 //! the files and the exit status around them.
 //!
@@ -22,7 +24,8 @@ use crate::targets::write_atomically;
 /// Width of `--format svg`, in pixels: what a page or a pull-request comment shows without scrolling.
 const SVG_WIDTH: u32 = 1200;
 
-/// Reads the profiles the instr agent writes (PREFIX.json): reports, flame graphs, diffs.
+/// Reads the profiles the instr agent writes (PREFIX.json): reports, flame graphs, diffs; attaches the
+/// agent to a running JVM and controls it.
 #[derive(Parser, Debug)]
 #[command(name = "instr", version, propagate_version = true)]
 pub struct Cli {
@@ -42,6 +45,10 @@ pub enum Command {
         after_help = "Exit status: 0, or 1 when --fail-over N is given and a class's instances, a site's allocations or a method's calls grew by more than N; 2 on errors."
     )]
     Diff(DiffArgs),
+    /// Load the agent into a running JVM (HotSpot's attach mechanism; no JDK tool needed).
+    Attach(crate::attach::AttachArgs),
+    /// Send a command to the agent in a running JVM: status, start, stop, dump, reset, threads, deadlocks.
+    Ctl(crate::ctl::CtlArgs),
     /// Print a completion script for a shell (bash, zsh, fish, elvish, powershell).
     Completions {
         #[arg(value_enum)]
@@ -163,6 +170,8 @@ pub fn main() -> ExitCode {
     let result = match &cli.command {
         Command::Report(a) => report(a),
         Command::Diff(a) => diff_command(a),
+        Command::Attach(a) => return crate::attach::main(a),
+        Command::Ctl(a) => return crate::ctl::main(a),
         Command::Completions { shell } => {
             let mut out = Vec::new();
             clap_complete::generate(*shell, &mut Cli::command(), "instr", &mut out);

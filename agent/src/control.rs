@@ -54,30 +54,43 @@ pub fn socket_path(uid: u32, pid: u32) -> PathBuf {
 /// Opens the socket and starts the thread that serves it; a failure is one `instr:` line, and the agent
 /// profiles on without a channel.
 pub fn start(jni: Jni) {
-    if !ENABLED.load(Ordering::Relaxed) || LISTENER.get().is_some() {
-        return;
-    }
-    let Some(a) = agent() else { return };
-    let listener = match listen() {
-        Ok(l) => l,
-        Err(e) => {
-            eprintln!("instr: no control channel: {e}");
-            return;
+    start_thread(jni, None);
+}
+
+/// The same, with `first` run on the thread before it serves (attach.rs's late set-up); the thread
+/// starts for `first` even with `control=off`. False if the thread could not start.
+pub fn start_with(jni: Jni, first: fn(Jni)) -> bool {
+    start_thread(jni, Some(first))
+}
+
+fn start_thread(jni: Jni, first: Option<fn(Jni)>) -> bool {
+    let Some(a) = agent() else { return false };
+    if ENABLED.load(Ordering::Relaxed) && LISTENER.get().is_none() {
+        match listen() {
+            Ok(l) => {
+                let _ = LISTENER.set(l);
+            }
+            Err(e) => eprintln!("instr: no control channel: {e}"),
         }
-    };
-    if LISTENER.set(listener).is_err() {
-        return;
     }
-    let Some(thread) = crate::threads::new_agent_thread(jni, "instr-control") else {
-        eprintln!("instr: cannot create the control thread; no control channel");
-        return close();
-    };
-    if crate::ffi::events::run_agent_thread(a.jvmti, thread, serve, 5) != crate::jvmti::ERROR_NONE {
+    if LISTENER.get().is_none() && first.is_none() {
+        return true;
+    }
+    *crate::state::lock(&FIRST) = first;
+    let started = crate::threads::new_agent_thread(jni, "instr-control").is_some_and(|thread| {
+        let e = crate::ffi::events::run_agent_thread(a.jvmti, thread, serve, 5);
+        jni.delete_local(thread);
+        e == crate::jvmti::ERROR_NONE
+    });
+    if !started {
         eprintln!("instr: cannot start the control thread; no control channel");
         close();
     }
-    jni.delete_local(thread);
+    started
 }
+
+/// What the control thread runs before it serves.
+static FIRST: std::sync::Mutex<Option<fn(Jni)>> = std::sync::Mutex::new(None);
 
 /// Removes the socket file (VM death): the next JVM with this pid must not find a dead one.
 pub fn close() {
@@ -120,6 +133,10 @@ fn private_directory(dir: &std::path::Path, uid: u32) -> Result<(), String> {
 
 /// The control thread: one connection at a time, for the life of the VM.
 fn serve(jni: Jni) {
+    let first = crate::state::lock(&FIRST).take();
+    if let Some(first) = first {
+        first(jni);
+    }
     let Some((listener, _)) = LISTENER.get() else {
         return;
     };

@@ -311,6 +311,15 @@ fn check_output_writable(prefix: &str) -> Result<(), String> {
     written.map_err(|e| format!("cannot write reports to {prefix}.json: {e}"))
 }
 
+/// Defines HeapProxy unless no probe is in the rules (then nothing is rewritten and nothing calls it).
+pub fn define_proxy(jni: Jni) {
+    if let Some(a) = agent() {
+        if a.rules.objects() || a.rules.arrays() || a.rules.methods() {
+            vm_start(jni);
+        }
+    }
+}
+
 fn vm_start(jni: Jni) {
     {
         let Some(a) = agent() else { return };
@@ -346,8 +355,8 @@ fn vm_init(jni: Jni, _thread: jthread) {
 pub fn engage(jni: Jni) {
     {
         let Some(a) = agent() else { return };
-        if lock(&a.proxy).is_none() && (a.rules.objects() || a.rules.arrays() || a.rules.methods()) {
-            vm_start(jni);
+        if lock(&a.proxy).is_none() {
+            define_proxy(jni);
         }
         let Some(proxy) = *lock(&a.proxy) else { return };
         let (header, reference) = array_layout(a, jni);
