@@ -1,0 +1,132 @@
+import java.io.BufferedReader;
+import java.io.InputStreamReader;
+import java.lang.instrument.ClassFileTransformer;
+import java.lang.instrument.Instrumentation;
+import java.security.MessageDigest;
+import java.security.ProtectionDomain;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
+
+/**
+ * A program for tests/attach.rs to attach to. It does nothing until told on stdin, so that the test knows the
+ * exact work done between two reports; every answer ends with a line "ok".
+ *
+ *   run N T     T threads (default 1) call step() N times each: N*T calls, N*T Item objects
+ *   noise on    8 threads allocate and call in other classes until "noise off" (load while probes switch)
+ *   spy JAR     loads JAR's java agent (AttachSpy) into this JVM, after the instr agent
+ *   capture     the bytes ClassFileLoadHook sees now for AttachLoop, AttachLoop$Item and java.lang.Object,
+ *               as "class NAME SHA-256 LENGTH" (retransformed through AttachSpy's Instrumentation)
+ */
+public class AttachLoop {
+    static final class Item {
+        final int v;
+        Item(int v) { this.v = v; }
+    }
+
+    static final class Noise {
+        static volatile boolean on;
+        static volatile long sink;
+        static void spin() {
+            while (on) {
+                Object[] o = new Object[4];
+                o[0] = new StringBuilder().append(sink);
+                sink += o.length + o[0].hashCode();
+            }
+        }
+    }
+
+    static volatile long sink;
+
+    /** One unit of the known work: one call, one Item, one int[1]. */
+    static void step(int i) {
+        Item it = new Item(i);
+        int[] a = new int[1];
+        a[0] = it.v;
+        sink += a[0];
+    }
+
+    public static void main(String[] args) throws Exception {
+        BufferedReader in = new BufferedReader(new InputStreamReader(System.in));
+        List<Thread> noise = new ArrayList<>();
+        System.out.println("ok");
+        String line;
+        while ((line = in.readLine()) != null) {
+            String[] w = line.trim().split(" ");
+            switch (w[0]) {
+                case "run": {
+                    int n = Integer.parseInt(w[1]);
+                    int t = w.length > 2 ? Integer.parseInt(w[2]) : 1;
+                    Thread[] ts = new Thread[t];
+                    for (int k = 0; k < t; k++) {
+                        ts[k] = new Thread(() -> { for (int i = 0; i < n; i++) step(i); });
+                        ts[k].start();
+                    }
+                    for (Thread th : ts) th.join();
+                    break;
+                }
+                case "noise":
+                    if (w[1].equals("on")) {
+                        Noise.on = true;
+                        for (int k = 0; k < 8; k++) {
+                            Thread th = new Thread(Noise::spin, "noise-" + k);
+                            th.setDaemon(true);
+                            th.start();
+                            noise.add(th);
+                        }
+                    } else {
+                        Noise.on = false;
+                        for (Thread th : noise) th.join();
+                        noise.clear();
+                    }
+                    break;
+                case "spy": {
+                    String pid = String.valueOf(ProcessHandle.current().pid());
+                    com.sun.tools.attach.VirtualMachine vm = com.sun.tools.attach.VirtualMachine.attach(pid);
+                    try {
+                        vm.loadAgent(w[1]);
+                    } finally {
+                        vm.detach();
+                    }
+                    if (AttachSpy.inst == null) throw new IllegalStateException("the spy did not start");
+                    break;
+                }
+                case "capture":
+                    capture();
+                    break;
+                default:
+                    throw new IllegalArgumentException(line);
+            }
+            System.out.println("ok");
+        }
+    }
+
+    static void capture() throws Exception {
+        Instrumentation inst = AttachSpy.inst;
+        Class<?>[] targets = {AttachLoop.class, Item.class, Object.class};
+        Map<String, byte[]> seen = new ConcurrentHashMap<>();
+        ClassFileTransformer spy = new ClassFileTransformer() {
+            @Override
+            public byte[] transform(ClassLoader loader, String name, Class<?> redefined, ProtectionDomain pd,
+                    byte[] bytes) {
+                for (Class<?> c : targets) {
+                    if (c == redefined && c.getName().replace('.', '/').equals(name)) seen.put(name, bytes.clone());
+                }
+                return null;
+            }
+        };
+        inst.addTransformer(spy, true);
+        try {
+            inst.retransformClasses(targets);
+        } finally {
+            inst.removeTransformer(spy);
+        }
+        MessageDigest sha = MessageDigest.getInstance("SHA-256");
+        for (Map.Entry<String, byte[]> e : new java.util.TreeMap<>(seen).entrySet()) {
+            StringBuilder hex = new StringBuilder();
+            for (byte b : sha.digest(e.getValue())) hex.append(String.format("%02x", b));
+            System.out.println("class " + e.getKey() + " " + hex + " " + e.getValue().length);
+        }
+    }
+}

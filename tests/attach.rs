@@ -1,0 +1,431 @@
+//! The agent loaded into a running JVM (`instr attach`, `jcmd PID JVMTI.agent_load`) and controlled there
+//! (`instr ctl`): probes started and stopped by retransformation, with exact counts inside each on-window,
+//! nothing counted outside, and every class byte-identical to its original after `stop`; the control
+//! socket refuses other users and bounds what it reads. The program, test-classes/attach/AttachLoop.java,
+//! does only the work the test asks for on its stdin, so every count is known.
+
+mod support;
+
+use std::collections::BTreeMap;
+use std::fs;
+use std::io::{BufRead, BufReader, Read, Write};
+use std::os::unix::fs::PermissionsExt;
+use std::os::unix::net::UnixStream;
+use std::path::{Path, PathBuf};
+use std::process::{Child, ChildStdin, ChildStdout, Command, Output, Stdio};
+
+use serde_json::Value;
+use support::*;
+
+fn instr_bin() -> PathBuf {
+    PathBuf::from(env!("CARGO_BIN_EXE_instr"))
+}
+
+/// The test program and the spy agent's jar (its class is on the program's class path).
+fn compile(jdk: &Jdk) -> (PathBuf, PathBuf) {
+    static DONE: PerKey = std::sync::OnceLock::new();
+    let classes = once_per_key(&DONE, &jdk.key(), || {
+        let out = target_dir().join(format!("attach-programs-{}", jdk.key()));
+        let _ = fs::remove_dir_all(&out);
+        javac(
+            jdk,
+            &java_files(&workspace().join("test-classes/attach")),
+            &out,
+            &[],
+        );
+        let manifest = out.join("spy.mf");
+        fs::write(
+            &manifest,
+            "Agent-Class: AttachSpy\nCan-Retransform-Classes: true\n",
+        )
+        .unwrap();
+        check(
+            "jar",
+            &run(Command::new(jdk.bin("jar"))
+                .arg("cfm")
+                .arg(out.join("spy.jar"))
+                .arg(&manifest)
+                .arg("-C")
+                .arg(&out)
+                .arg("AttachSpy.class")),
+        );
+        out
+    });
+    let jar = classes.join("spy.jar");
+    (classes, jar)
+}
+
+/// The rules of these tests: the allocation probes on AttachLoop's classes (and Object's constructor),
+/// the method probe on AttachLoop itself.
+fn rules(dir: &Path) -> PathBuf {
+    let path = dir.join("attach.yaml");
+    fs::write(
+        &path,
+        format!(
+            "probes: [objects, arrays, methods]\nmethods:\n  include: [\"AttachLoop\"]\n\
+             allocations:\n  include: [\"AttachLoop*\"]\n  depth: 1\noutput: \"{}/exit-%p\"\n",
+            dir.display()
+        ),
+    )
+    .unwrap();
+    path
+}
+
+struct Jvm {
+    child: Child,
+    stdin: ChildStdin,
+    stdout: BufReader<ChildStdout>,
+    pid: u32,
+    stderr: PathBuf,
+    what: String,
+}
+
+impl Jvm {
+    fn start(jdk: &Jdk, classes: &Path, dir: &Path) -> Jvm {
+        let stderr = dir.join("jvm.stderr");
+        let mut child = Command::new(jdk.bin("java"))
+            .arg("-Djdk.attach.allowAttachSelf=true")
+            // A heap of fixed size, touched up front: resident memory then shows what the agent and the
+            // class redefinitions add, not the heap growing under the load.
+            .args(["-Xms96m", "-Xmx96m", "-XX:+AlwaysPreTouch"])
+            .arg("-cp")
+            .arg(classes)
+            .arg("AttachLoop")
+            .current_dir(dir)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(fs::File::create(&stderr).unwrap())
+            .spawn()
+            .expect("java starts");
+        let mut jvm = Jvm {
+            pid: child.id(),
+            stdin: child.stdin.take().unwrap(),
+            stdout: BufReader::new(child.stdout.take().unwrap()),
+            child,
+            stderr,
+            what: format!("[{}]", jdk.version),
+        };
+        jvm.answer("start");
+        jvm
+    }
+
+    /// Lines printed up to the next "ok".
+    fn answer(&mut self, what: &str) -> Vec<String> {
+        let mut lines = Vec::new();
+        loop {
+            let mut line = String::new();
+            if self.stdout.read_line(&mut line).unwrap_or(0) == 0 {
+                panic!(
+                    "{} the program ended during {what}; stderr:\n{}",
+                    self.what,
+                    self.stderr_text()
+                );
+            }
+            let line = line.trim_end().to_string();
+            if line == "ok" {
+                return lines;
+            }
+            lines.push(line);
+        }
+    }
+
+    fn ask(&mut self, command: &str) -> Vec<String> {
+        writeln!(self.stdin, "{command}").unwrap();
+        self.stdin.flush().unwrap();
+        self.answer(command)
+    }
+
+    fn stderr_text(&self) -> String {
+        fs::read_to_string(&self.stderr).unwrap_or_default()
+    }
+
+    /// `instr ctl PID WORDS...`, which must succeed; its stdout.
+    fn ctl(&self, words: &[&str]) -> String {
+        let out = ctl(self.pid, words);
+        if !out.status.success() {
+            panic!(
+                "{} instr ctl {words:?} failed ({}): {}\nJVM stderr:\n{}",
+                self.what,
+                out.status,
+                text(&out.stderr),
+                self.stderr_text()
+            );
+        }
+        text(&out.stdout)
+    }
+
+    /// The report as it is now, through `instr ctl PID dump`.
+    fn report(&self, file: &Path) -> Value {
+        let said = self.ctl(&["dump", "json", &file.display().to_string()]);
+        assert!(said.contains("bytes written"), "{said}");
+        serde_json::from_str(&fs::read_to_string(file).unwrap()).unwrap()
+    }
+
+    /// Class name -> (SHA-256, length) of the bytes the spy's hook sees now.
+    fn capture(&mut self) -> BTreeMap<String, String> {
+        self.ask("capture")
+            .iter()
+            .filter_map(|l| l.strip_prefix("class "))
+            .filter_map(|l| l.split_once(' '))
+            .map(|(name, hash)| (name.to_string(), hash.to_string()))
+            .collect()
+    }
+
+    fn rss_kb(&self) -> u64 {
+        fs::read_to_string(format!("/proc/{}/status", self.pid))
+            .unwrap()
+            .lines()
+            .find_map(|l| l.strip_prefix("VmRSS:"))
+            .and_then(|v| v.split_whitespace().next()?.parse().ok())
+            .unwrap()
+    }
+}
+
+impl Drop for Jvm {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+fn ctl(pid: u32, words: &[&str]) -> Output {
+    run(Command::new(instr_bin())
+        .arg("ctl")
+        .arg(pid.to_string())
+        .args(words))
+}
+
+fn attach(jvm: &Jvm, options: &str) -> String {
+    let out = run(Command::new(instr_bin())
+        .arg("attach")
+        .arg(jvm.pid.to_string())
+        .arg(options)
+        .arg("--agent")
+        .arg(agent_lib()));
+    if !out.status.success() {
+        panic!(
+            "{} instr attach failed: {}\nJVM stderr:\n{}",
+            jvm.what,
+            text(&out.stderr),
+            jvm.stderr_text()
+        );
+    }
+    text(&out.stdout)
+}
+
+fn instances(report: &Value, class: &str) -> u64 {
+    report["classes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|c| c["class"] == class)
+        .and_then(|c| c["instances"].as_u64())
+        .unwrap_or(0)
+}
+
+fn calls(report: &Value, class: &str, method: &str) -> u64 {
+    report["methods"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .find(|m| m["class"] == class && m["method"] == method)
+        .and_then(|m| m["enters"].as_u64())
+        .unwrap_or(0)
+}
+
+/// (Item objects, step calls) in a report.
+fn work(report: &Value) -> (u64, u64) {
+    (
+        instances(report, "AttachLoop$Item"),
+        calls(report, "AttachLoop", "step"),
+    )
+}
+
+/// Attach with `instr attach` and every probe off; the spy after it; start: the counts grow exactly with
+/// the work; stop: they stay; start again. The bytes ClassFileLoadHook passes on after `stop` are the
+/// class's original bytes, for every class the probes changed. Then a second JVM gets the agent through
+/// `jcmd PID JVMTI.agent_load`, probes on from the attach.
+#[test]
+fn attach_start_stop_restores_the_original_bytes() {
+    for jdk in jdks() {
+        let (classes, spy) = compile(&jdk);
+        let dir = scratch(&format!("attach-{}", jdk.key()));
+        let rules = rules(&dir);
+        let mut jvm = Jvm::start(&jdk, &classes, &dir);
+        let v = jvm.what.clone();
+        jvm.ask("run 100");
+        let said = attach(&jvm, &format!("rules={},start=off", rules.display()));
+        assert!(said.contains("alloc: off") && said.contains("methods: off"), "{v} {said}");
+        jvm.ask(&format!("spy {}", spy.display()));
+        // The first retransform of a class HotSpot loaded from the CDS archive (Object) hands the hooks bytes
+        // reconstituted from the archived class, which the redefinition then normalises: the class's own
+        // bytes from then on, and the original the probes must come back to, are the second capture's.
+        let first = jvm.capture();
+        let original = jvm.capture();
+        assert_eq!(original.len(), 3, "{v} {original:?}");
+        assert_eq!(original, jvm.capture(), "{v} the original bytes are not stable");
+        eprintln!("{v} first capture {first:?}\n{v} original {original:?}");
+
+        assert!(jvm.ctl(&["start", "alloc"]).contains("alloc on"));
+        assert!(jvm.ctl(&["start", "methods"]).contains("methods on"));
+        let probed = jvm.capture();
+        for class in ["AttachLoop", "java/lang/Object"] {
+            assert_ne!(probed[class], original[class], "{v} {class} has no probes");
+        }
+        let r0 = jvm.report(&dir.join("r0.json"));
+        jvm.ask("run 1000");
+        let r1 = jvm.report(&dir.join("r1.json"));
+        assert_eq!(work(&r1), (work(&r0).0 + 1000, work(&r0).1 + 1000), "{v}");
+
+        assert!(jvm.ctl(&["stop", "alloc"]).contains("alloc off"));
+        assert!(jvm.ctl(&["stop", "methods"]).contains("methods off"));
+        jvm.ask("run 1000");
+        let r2 = jvm.report(&dir.join("r2.json"));
+        assert_eq!(work(&r2), work(&r1), "{v} counted while stopped");
+        assert_eq!(jvm.capture(), original, "{v} not the original bytes after stop");
+        assert!(jvm.ctl(&["status"]).contains("alloc: off"));
+
+        jvm.ctl(&["start", "alloc"]);
+        jvm.ctl(&["start", "methods"]);
+        jvm.ask("run 500 2");
+        let r3 = jvm.report(&dir.join("r3.json"));
+        assert_eq!(work(&r3), (work(&r2).0 + 1000, work(&r2).1 + 1000), "{v}");
+        let err = jvm.stderr_text();
+        assert!(!err.contains("failed"), "{v} {err}");
+        if jdk.feature() >= 21 {
+            // JEP 451: the JVM says that an agent was loaded dynamically; the agent does not hide it.
+            assert!(err.contains("loaded dynamically"), "{v} {err}");
+        }
+        drop(jvm);
+
+        // jcmd: its own parser would read key=value as its option, so the agent gets a rules file.
+        let mut second = Jvm::start(&jdk, &classes, &dir);
+        let out = run(Command::new(jdk.bin("jcmd"))
+            .arg(second.pid.to_string())
+            .arg("JVMTI.agent_load")
+            .arg(agent_lib())
+            .arg(&rules));
+        check(&format!("{v} jcmd JVMTI.agent_load"), &out);
+        assert!(!text(&out.stdout).contains("-1"), "{v} {}", text(&out.stdout));
+        // The probes go on on the agent's thread after the load returns; the socket answers after that.
+        let status = wait_for(|| {
+            let out = ctl(second.pid, &["status"]);
+            let s = text(&out.stdout);
+            (out.status.success() && s.contains("alloc: on") && s.contains("methods: on"))
+                .then_some(s)
+        });
+        assert!(status.contains("engaged: true"), "{v} {status}");
+        second.ask("run 300");
+        let r = second.report(&dir.join("jcmd.json"));
+        assert_eq!(work(&r), (300, 300), "{v} after jcmd");
+    }
+}
+
+fn wait_for<T>(mut f: impl FnMut() -> Option<T>) -> T {
+    for _ in 0..1000 {
+        if let Some(t) = f() {
+            return t;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    panic!("not within 20 s");
+}
+
+/// The socket is private (0600 in a 0700 directory of the JVM's user); a client of another uid is refused;
+/// a 10 MB line, a line cut short, a silent connection and unknown commands get an error, and the JVM's
+/// memory does not grow by what was sent; the channel still answers after each.
+#[test]
+fn the_control_socket_refuses_strangers_and_bounds_input() {
+    let jdk = jdks().into_iter().last().expect("a JDK");
+    let (classes, _) = compile(&jdk);
+    let dir = scratch("attach-security");
+    let rules = rules(&dir);
+    let jvm = Jvm::start(&jdk, &classes, &dir);
+    attach(&jvm, &format!("rules={},start=off", rules.display()));
+    let uid = std::os::unix::fs::MetadataExt::uid(&fs::metadata("/proc/self").unwrap());
+    let socket = PathBuf::from(format!("/tmp/instr-{uid}/{}.sock", jvm.pid));
+    let mode = |p: &Path| fs::metadata(p).unwrap().permissions().mode() & 0o777;
+    assert_eq!(mode(&socket), 0o600);
+    assert_eq!(mode(socket.parent().unwrap()), 0o700);
+
+    // Another uid: refused before the agent reads a byte.
+    let stranger = run(Command::new("setpriv")
+        .args(["--reuid=nobody", "--regid=nogroup", "--clear-groups"])
+        .arg(instr_bin())
+        .args(["ctl", &jvm.pid.to_string(), "stop", "alloc"]));
+    assert_eq!(stranger.status.code(), Some(2), "{}", text(&stranger.stderr));
+    assert!(text(&stranger.stderr).contains("cannot connect"), "{}", text(&stranger.stderr));
+
+    let converse = |bytes: &[u8]| -> String {
+        let mut s = UnixStream::connect(&socket).unwrap();
+        let _ = s.write_all(bytes); // the agent may close before reading it all
+        let _ = s.shutdown(std::net::Shutdown::Write);
+        let mut answer = String::new();
+        let _ = s.read_to_string(&mut answer);
+        answer
+    };
+    let before = jvm.rss_kb();
+    let mut huge = vec![b'x'; 10 << 20];
+    huge.push(b'\n');
+    let answer = converse(&huge);
+    assert!(answer.starts_with("error: command line longer than 4096 bytes"), "{answer}");
+    let grown = jvm.rss_kb().saturating_sub(before);
+    assert!(grown < 4096, "the JVM grew by {grown} kB after a 10 MB line");
+
+    assert!(converse(b"status").starts_with("error: the connection closed before"));
+    assert!(converse(b"launch missiles\n").starts_with("error: 'launch'"));
+    assert!(converse(b"start heap\n").contains("unknown probe 'heap'"));
+    assert!(converse(b"dump json relative.json\n").contains("absolute path"));
+    assert!(converse(&[0xff, 0xfe, b'\n']).contains("not UTF-8"));
+
+    // A client that connects and says nothing is dropped after the timeout; the next one is served.
+    let mut silent = UnixStream::connect(&socket).unwrap();
+    let served = ctl(jvm.pid, &["status"]);
+    assert!(served.status.success(), "{}", text(&served.stderr));
+    let mut answer = String::new();
+    let _ = silent.read_to_string(&mut answer);
+    assert!(answer.starts_with("error: no complete command line"), "{answer}");
+    let out = ctl(jvm.pid, &["launch"]);
+    assert_eq!(out.status.code(), Some(1), "{}", text(&out.stderr));
+}
+
+/// 100 start/stop cycles while 8 threads allocate and call in other classes: each on-window counts the
+/// work done in it exactly, off-windows count nothing, and the JVM's resident memory grows by less than
+/// 64 MB from cycle 10 to cycle 100 (docs/ATTACH.md).
+#[test]
+fn a_hundred_start_stop_cycles_under_load() {
+    for jdk in jdks() {
+        let (classes, _) = compile(&jdk);
+        let dir = scratch(&format!("attach-cycles-{}", jdk.key()));
+        let rules = rules(&dir);
+        let mut jvm = Jvm::start(&jdk, &classes, &dir);
+        let v = jvm.what.clone();
+        attach(&jvm, &format!("rules={},start=off", rules.display()));
+        jvm.ask("noise on");
+        let report = dir.join("cycle.json");
+        let mut last = work(&jvm.report(&report));
+        let mut rss_at_10 = 0;
+        for cycle in 0..100 {
+            jvm.ctl(&["start", "alloc"]);
+            jvm.ctl(&["start", "methods"]);
+            jvm.ask("run 100 8");
+            let now = work(&jvm.report(&report));
+            assert_eq!(now, (last.0 + 800, last.1 + 800), "{v} cycle {cycle}");
+            jvm.ctl(&["stop", "alloc"]);
+            jvm.ctl(&["stop", "methods"]);
+            jvm.ask("run 100 8");
+            if cycle % 10 == 9 {
+                assert_eq!(work(&jvm.report(&report)), now, "{v} cycle {cycle}, stopped");
+            }
+            last = now;
+            if cycle == 9 {
+                rss_at_10 = jvm.rss_kb();
+            }
+        }
+        let grown = jvm.rss_kb().saturating_sub(rss_at_10);
+        assert!(grown < 64 << 10, "{v} grew by {grown} kB over 90 cycles");
+        jvm.ask("noise off");
+        let err = jvm.stderr_text();
+        assert!(!err.contains("failed") && !err.contains("panic"), "{v} {err}");
+    }
+}
