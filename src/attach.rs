@@ -92,7 +92,9 @@ fn attach(args: &AttachArgs) -> Result<String, String> {
         match crate::ctl::request(&target, "status\n", timeout) {
             Ok((_, status)) => return Ok(format!("{output}{status}")),
             Err(e) if Instant::now() > deadline => {
-                return Err(format!("loaded, but the control socket does not answer: {e}"))
+                return Err(format!(
+                    "loaded, but the control socket does not answer: {e}"
+                ))
             }
             Err(_) => std::thread::sleep(Duration::from_millis(20)),
         }
@@ -153,10 +155,11 @@ impl Target {
         let status = std::fs::read_to_string(format!("/proc/{pid}/status"))
             .map_err(|e| format!("no such process ({e})"))?;
         let field = |name: &str| -> Option<Vec<u32>> {
-            status
-                .lines()
-                .find_map(|l| l.strip_prefix(name))
-                .map(|v| v.split_whitespace().filter_map(|n| n.parse().ok()).collect())
+            status.lines().find_map(|l| l.strip_prefix(name)).map(|v| {
+                v.split_whitespace()
+                    .filter_map(|n| n.parse().ok())
+                    .collect()
+            })
         };
         let ns_pid = field("NSpid:")
             .and_then(|v| v.last().copied())
@@ -271,6 +274,8 @@ mod tests {
             .unwrap_err()
             .contains("returned -1"));
         assert!(load_result("0\n-1\n").unwrap_err().contains("returned -1"));
-        assert!(load_result("101\nbad\n").unwrap_err().contains("status 101"));
+        assert!(load_result("101\nbad\n")
+            .unwrap_err()
+            .contains("status 101"));
     }
 }

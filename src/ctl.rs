@@ -19,8 +19,10 @@ use crate::attach::Target;
 pub const MAX_LINE: usize = 4096;
 
 #[derive(Args, Debug)]
-#[command(after_help = "Commands: status; start alloc|methods; stop alloc|methods; dump [FORMAT] FILE \
-    (json, txt, collapsed, html, pprof, cpu); reset; threads; deadlocks; help. See docs/ATTACH.md.")]
+#[command(
+    after_help = "Commands: status; start alloc|methods; stop alloc|methods; dump [FORMAT] FILE \
+    (json, txt, collapsed, html, pprof, cpu); reset; threads; deadlocks; help. See docs/ATTACH.md."
+)]
 pub struct CtlArgs {
     /// The JVM's process id.
     pub pid: u32,
@@ -127,9 +129,15 @@ mod tests {
     #[test]
     fn lines() {
         let w = |s: &[&str]| s.iter().map(|x| x.to_string()).collect::<Vec<_>>();
-        assert_eq!(command_line(&w(&["start", "alloc"])).unwrap(), "start alloc\n");
+        assert_eq!(
+            command_line(&w(&["start", "alloc"])).unwrap(),
+            "start alloc\n"
+        );
         let dump = command_line(&w(&["dump", "txt", "out.txt"])).unwrap();
-        assert!(dump.starts_with("dump txt /") && dump.ends_with("/out.txt\n"), "{dump}");
+        assert!(
+            dump.starts_with("dump txt /") && dump.ends_with("/out.txt\n"),
+            "{dump}"
+        );
         assert!(command_line(&w(&["status\nstop"])).is_err());
         assert!(command_line(&w(&["start", &"x".repeat(MAX_LINE)]))
             .unwrap_err()

@@ -255,7 +255,10 @@ fn attach_start_stop_restores_the_original_bytes() {
         let v = jvm.what.clone();
         jvm.ask("run 100");
         let said = attach(&jvm, &format!("rules={},start=off", rules.display()));
-        assert!(said.contains("alloc: off") && said.contains("methods: off"), "{v} {said}");
+        assert!(
+            said.contains("alloc: off") && said.contains("methods: off"),
+            "{v} {said}"
+        );
         jvm.ask(&format!("spy {}", spy.display()));
         // The first retransform of a class HotSpot loaded from the CDS archive (Object) hands the hooks bytes
         // reconstituted from the archived class, which the redefinition then normalises: the class's own
@@ -263,7 +266,11 @@ fn attach_start_stop_restores_the_original_bytes() {
         let first = jvm.capture();
         let original = jvm.capture();
         assert_eq!(original.len(), 3, "{v} {original:?}");
-        assert_eq!(original, jvm.capture(), "{v} the original bytes are not stable");
+        assert_eq!(
+            original,
+            jvm.capture(),
+            "{v} the original bytes are not stable"
+        );
         eprintln!("{v} first capture {first:?}\n{v} original {original:?}");
 
         assert!(jvm.ctl(&["start", "alloc"]).contains("alloc on"));
@@ -282,7 +289,11 @@ fn attach_start_stop_restores_the_original_bytes() {
         jvm.ask("run 1000");
         let r2 = jvm.report(&dir.join("r2.json"));
         assert_eq!(work(&r2), work(&r1), "{v} counted while stopped");
-        assert_eq!(jvm.capture(), original, "{v} not the original bytes after stop");
+        assert_eq!(
+            jvm.capture(),
+            original,
+            "{v} not the original bytes after stop"
+        );
         assert!(jvm.ctl(&["status"]).contains("alloc: off"));
 
         jvm.ctl(&["start", "alloc"]);
@@ -306,7 +317,11 @@ fn attach_start_stop_restores_the_original_bytes() {
             .arg(agent_lib())
             .arg(&rules));
         check(&format!("{v} jcmd JVMTI.agent_load"), &out);
-        assert!(!text(&out.stdout).contains("-1"), "{v} {}", text(&out.stdout));
+        assert!(
+            !text(&out.stdout).contains("-1"),
+            "{v} {}",
+            text(&out.stdout)
+        );
         // The probes go on on the agent's thread after the load returns; the socket answers after that.
         let status = wait_for(|| {
             let out = ctl(second.pid, &["status"]);
@@ -353,8 +368,17 @@ fn the_control_socket_refuses_strangers_and_bounds_input() {
         .args(["--reuid=nobody", "--regid=nogroup", "--clear-groups"])
         .arg(instr_bin())
         .args(["ctl", &jvm.pid.to_string(), "stop", "alloc"]));
-    assert_eq!(stranger.status.code(), Some(2), "{}", text(&stranger.stderr));
-    assert!(text(&stranger.stderr).contains("cannot connect"), "{}", text(&stranger.stderr));
+    assert_eq!(
+        stranger.status.code(),
+        Some(2),
+        "{}",
+        text(&stranger.stderr)
+    );
+    assert!(
+        text(&stranger.stderr).contains("cannot connect"),
+        "{}",
+        text(&stranger.stderr)
+    );
 
     let converse = |bytes: &[u8]| -> String {
         let mut s = UnixStream::connect(&socket).unwrap();
@@ -368,9 +392,15 @@ fn the_control_socket_refuses_strangers_and_bounds_input() {
     let mut huge = vec![b'x'; 10 << 20];
     huge.push(b'\n');
     let answer = converse(&huge);
-    assert!(answer.starts_with("error: command line longer than 4096 bytes"), "{answer}");
+    assert!(
+        answer.starts_with("error: command line longer than 4096 bytes"),
+        "{answer}"
+    );
     let grown = jvm.rss_kb().saturating_sub(before);
-    assert!(grown < 4096, "the JVM grew by {grown} kB after a 10 MB line");
+    assert!(
+        grown < 4096,
+        "the JVM grew by {grown} kB after a 10 MB line"
+    );
 
     assert!(converse(b"status").starts_with("error: the connection closed before"));
     assert!(converse(b"launch missiles\n").starts_with("error: 'launch'"));
@@ -384,7 +414,10 @@ fn the_control_socket_refuses_strangers_and_bounds_input() {
     assert!(served.status.success(), "{}", text(&served.stderr));
     let mut answer = String::new();
     let _ = silent.read_to_string(&mut answer);
-    assert!(answer.starts_with("error: no complete command line"), "{answer}");
+    assert!(
+        answer.starts_with("error: no complete command line"),
+        "{answer}"
+    );
     let out = ctl(jvm.pid, &["launch"]);
     assert_eq!(out.status.code(), Some(1), "{}", text(&out.stderr));
 }
@@ -415,7 +448,11 @@ fn a_hundred_start_stop_cycles_under_load() {
             jvm.ctl(&["stop", "methods"]);
             jvm.ask("run 100 8");
             if cycle % 10 == 9 {
-                assert_eq!(work(&jvm.report(&report)), now, "{v} cycle {cycle}, stopped");
+                assert_eq!(
+                    work(&jvm.report(&report)),
+                    now,
+                    "{v} cycle {cycle}, stopped"
+                );
             }
             last = now;
             if cycle == 9 {
@@ -426,6 +463,9 @@ fn a_hundred_start_stop_cycles_under_load() {
         assert!(grown < 64 << 10, "{v} grew by {grown} kB over 90 cycles");
         jvm.ask("noise off");
         let err = jvm.stderr_text();
-        assert!(!err.contains("failed") && !err.contains("panic"), "{v} {err}");
+        assert!(
+            !err.contains("failed") && !err.contains("panic"),
+            "{v} {err}"
+        );
     }
 }

@@ -80,7 +80,8 @@ fn natives_linked(jni: Jni) -> bool {
     let Some(proxy) = *lock(&a.proxy) else {
         return false;
     };
-    let Some(control) = jni.static_method(proxy.0, "control", "(Ljava/lang/String;)Ljava/lang/String;")
+    let Some(control) =
+        jni.static_method(proxy.0, "control", "(Ljava/lang/String;)Ljava/lang/String;")
     else {
         return false;
     };

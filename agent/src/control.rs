@@ -106,8 +106,8 @@ fn listen() -> Result<(UnixListener, PathBuf), String> {
     let path = socket_path(uid, std::process::id());
     // A socket left by a JVM that had this pid and died without VM death: no one listens on it.
     let _ = std::fs::remove_file(&path);
-    let listener =
-        UnixListener::bind(&path).map_err(|e| format!("cannot listen on {}: {e}", path.display()))?;
+    let listener = UnixListener::bind(&path)
+        .map_err(|e| format!("cannot listen on {}: {e}", path.display()))?;
     std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o600))
         .map_err(|e| format!("cannot make {} private: {e}", path.display()))?;
     Ok((listener, path))
@@ -172,7 +172,9 @@ fn peer_allowed(stream: &UnixStream) -> Result<(), String> {
     if peer == ours || peer == 0 {
         Ok(())
     } else {
-        Err(format!("refused: uid {peer} is not the JVM's user (uid {ours})"))
+        Err(format!(
+            "refused: uid {peer} is not the JVM's user (uid {ours})"
+        ))
     }
 }
 

@@ -48,6 +48,8 @@ PREFIX.threads.txt (THREADS and MONITOR TIME) and PREFIX.threads.json (schema in
 const DEFAULT_RULES: &str = include_str!("../../rules/default.yaml");
 
 #[derive(Debug)]
+// Made once per load and matched at once: the size of `Run` costs nothing.
+#[allow(clippy::large_enum_variant)]
 pub enum Parsed {
     Run(Settings),
     Help,

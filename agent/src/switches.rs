@@ -16,8 +16,8 @@ use instr_rules::Rules;
 
 use crate::ffi::Jni;
 use crate::jvmti::{event, ERROR_NONE};
-use jni_sys::jclass;
 use crate::state::{lock, Agent};
+use jni_sys::jclass;
 
 /// The run-time options: `start=on|off` and `control=on|off`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -180,7 +180,9 @@ pub fn switch(a: &Agent, jni: Jni, probe: Probe, on: bool) -> Result<Summary, St
         ));
     }
     if !a.engaged.load(Ordering::Acquire) {
-        return Err("HeapProxy is not engaged (see the program's stderr); nothing can count".into());
+        return Err(
+            "HeapProxy is not engaged (see the program's stderr); nothing can count".into(),
+        );
     }
     if is_on(probe) == on {
         return Ok(Summary::default());
@@ -203,7 +205,10 @@ pub fn switch(a: &Agent, jni: Jni, probe: Probe, on: bool) -> Result<Summary, St
 
 fn set_class_hook(a: &Agent, on: bool) -> Result<(), String> {
     let mode = if on { crate::jvmti::ENABLE } else { 0 };
-    if a.jvmti.set_event_notification_mode(event::CLASS_FILE_LOAD_HOOK, mode) != ERROR_NONE {
+    if a.jvmti
+        .set_event_notification_mode(event::CLASS_FILE_LOAD_HOOK, mode)
+        != ERROR_NONE
+    {
         return Err("cannot switch the JVMTI ClassFileLoadHook event".into());
     }
     Ok(())
@@ -270,7 +275,10 @@ mod tests {
 
     #[test]
     fn names_and_options() {
-        assert_eq!(internal_name("Ljava/lang/Object;"), Some("java/lang/Object"));
+        assert_eq!(
+            internal_name("Ljava/lang/Object;"),
+            Some("java/lang/Object")
+        );
         assert_eq!(internal_name("[I"), None);
         assert_eq!(internal_name("I"), None);
         let mut r = RunTime::default();

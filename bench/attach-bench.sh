@@ -1,0 +1,96 @@
+#!/bin/bash
+# The cost of the agent loaded with every probe off, and of a start and stop, on the evaluation kit's
+# workloads, and the pause of an attach that retransforms about 5,000 classes:
+#   bench/attach-bench.sh [-n RUNS] [-k CLASSES] [WORKLOAD...]
+# Part 1, for each workload (default: h2 lucene xalan fop sunflow javac), RUNS runs of each mode, interleaved:
+#   none       no agent
+#   off        -agentpath:libinstr.so=rules/default.yaml,start=off: loaded, no probe in the code
+#   startstop  the same, and as soon as the control socket answers: instr ctl PID start alloc, then stop
+#              alloc (the default rules' allocation probes into every loaded class and out again; both
+#              retransformations are inside the timed run)
+# prints the median wall seconds and the ratio to none.
+# Part 2: bench/java/ManyClasses.java loads CLASSES classes (default 5000) of the runtime image, keeps a
+# thread busy, and instr attach loads the agent with the default rules: prints the classes retransformed,
+# the agent's time for it, and the JVM's safepoint pauses of RedefineClasses (sum and longest), from
+# -Xlog:safepoint. It is a benchmark, not a test: it asserts nothing.
+# Build first: cargo build --release -p instr-agent -p instr-cli.
+set -uo pipefail
+cd "$(dirname "$0")/.."
+ROOT=$PWD
+KIT=${INSTR_WORKLOADS:-$ROOT/../shared/workloads}
+LIB=$ROOT/target/release/libinstr.so
+INSTR=$ROOT/target/release/instr
+JAVA_HOME=${JAVA_HOME:-/usr/lib/jvm/java-17-openjdk-amd64}
+N=3; CLASSES=5000
+while getopts "n:k:" o; do case $o in n) N=$OPTARG;; k) CLASSES=$OPTARG;; *) exit 2;; esac; done
+shift $((OPTIND - 1))
+NAMES=${*:-h2 lucene xalan fop sunflow javac}
+[ -f "$LIB" ] && [ -x "$INSTR" ] || { echo "build first: cargo build --release -p instr-agent -p instr-cli" >&2; exit 2; }
+OUT=${WL_TMP:-/tmp/instr-attach-bench}; mkdir -p "$OUT/logs"
+RULES=$ROOT/rules/default.yaml
+
+# startstop's helper: finds the JVM by its report prefix, waits for its socket, starts and stops alloc.
+start_and_stop() {  # start_and_stop PREFIX LOG
+  local pid=
+  for _ in $(seq 1 500); do
+    pid=$(pgrep -f "file=$1" | head -1) && [ -n "$pid" ] && [ -S "/tmp/instr-$(id -u)/$pid.sock" ] && break
+    pid=; sleep 0.02
+  done
+  [ -n "$pid" ] || { echo "no JVM with file=$1" >> "$2"; return; }
+  { "$INSTR" ctl "$pid" start alloc; "$INSTR" ctl "$pid" stop alloc; } >> "$2" 2>&1
+}
+
+run1() {  # run1 WORKLOAD MODE I -> wall seconds, or nothing on failure
+  local log=$OUT/logs/$1-$2-$3.log prefix=$OUT/r-$1-$2-$3 opts= helper=
+  case $2 in
+    off|startstop) opts="-agentpath:$LIB=rules=$RULES,file=$prefix,start=off" ;;
+  esac
+  if [ "$2" = startstop ]; then start_and_stop "$prefix" "$log.ctl" & helper=$!; fi
+  WL_TMP=$OUT/scratch JAVA_OPTS="$opts" "$KIT/$1/run.sh" > "$log" 2>&1 || { echo "FAILED: $1 $2 run $3 (see $log)" >&2; return; }
+  [ -n "$helper" ] && wait "$helper"
+  if [ "$2" = startstop ] && ! grep -q "alloc off" "$log.ctl" 2>/dev/null; then
+    echo "startstop did not switch in $1 run $3 (see $log.ctl)" >&2
+  fi
+  sed -n 's/^wall_seconds: //p' "$log" | tail -1
+}
+
+median() { sort -n | awk '{ a[NR] = $1 } END { if (NR) print a[int((NR + 1) / 2)] }'; }
+
+echo "# $(date -u +%F) $(git rev-parse --short HEAD 2>/dev/null), $("$JAVA_HOME/bin/java" -version 2>&1 | head -1)"
+echo "# load before: $(uptime | sed 's/.*load average: //')"
+printf '%-8s %10s %10s %10s %8s %10s\n' workload none off startstop off/none start+stop/none
+for w in $NAMES; do
+  declare -A times=()
+  for i in $(seq 1 "$N"); do
+    for m in none off startstop; do times[$m]+="$(run1 "$w" "$m" "$i") "; done
+  done
+  none=$(echo "${times[none]}" | tr ' ' '\n' | median)
+  off=$(echo "${times[off]}" | tr ' ' '\n' | median)
+  ss=$(echo "${times[startstop]}" | tr ' ' '\n' | median)
+  awk -v w="$w" -v n="$none" -v o="$off" -v s="$ss" 'BEGIN {
+    printf "%-8s %10s %10s %10s %7.3fx %9.3fx\n", w, n, o, s, (n > 0 ? o / n : 0), (n > 0 ? s / n : 0) }'
+  unset times
+done
+
+# Part 2: the attach pause.
+mkdir -p "$OUT/many"
+"$JAVA_HOME/bin/javac" -d "$OUT/many" "$ROOT/bench/java/ManyClasses.java" || exit 2
+fifo=$OUT/many/in; rm -f "$fifo"; mkfifo "$fifo"
+"$JAVA_HOME/bin/java" -Xlog:safepoint=info:file="$OUT/many/safepoints.log" -cp "$OUT/many" ManyClasses "$CLASSES" \
+  < "$fifo" > "$OUT/many/out" 2> "$OUT/many/err" &
+jvm=$!
+exec 9> "$fifo"
+for _ in $(seq 1 600); do grep -q ready "$OUT/many/out" && break; sleep 0.1; done
+loaded=$(sed -n 's/^ready //p' "$OUT/many/out")
+: > "$OUT/many/safepoints.log"
+start=$(date +%s%N)
+"$INSTR" attach "$jvm" "rules=$RULES,file=$OUT/many/r-%p" > "$OUT/many/attach" 2>&1
+took=$(( ($(date +%s%N) - start) / 1000000 ))
+exec 9>&-
+wait "$jvm"
+echo
+echo "attach into a JVM with $loaded classes loaded by ManyClasses (plus the JDK's own): instr attach took $took ms"
+sed -n 's/^instr: attached; /agent: /p' "$OUT/many/err"
+grep -o 'Safepoint "RedefineClasses".*Total: [0-9]* ns' "$OUT/many/safepoints.log" | sed 's/.*Total: \([0-9]*\) ns/\1/' |
+  awk '{ n++; s += $1; if ($1 > m) m = $1 } END { printf "RedefineClasses safepoints: %d, total %.0f ms, longest %.0f ms\n", n, s / 1e6, m / 1e6 }'
+echo "# load after: $(uptime | sed 's/.*load average: //')"
