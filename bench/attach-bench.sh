@@ -18,8 +18,8 @@ set -uo pipefail
 cd "$(dirname "$0")/.."
 ROOT=$PWD
 KIT=${INSTR_WORKLOADS:-$ROOT/../shared/workloads}
-LIB=$ROOT/target/release/libinstr.so
-INSTR=$ROOT/target/release/instr
+LIB=${INSTR_LIB:-$ROOT/target/release/libinstr.so}
+INSTR=${INSTR_BIN:-$ROOT/target/release/instr}
 JAVA_HOME=${JAVA_HOME:-/usr/lib/jvm/java-17-openjdk-amd64}
 N=3; CLASSES=5000
 while getopts "n:k:" o; do case $o in n) N=$OPTARG;; k) CLASSES=$OPTARG;; *) exit 2;; esac; done
