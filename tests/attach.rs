@@ -27,12 +27,9 @@ fn compile(jdk: &Jdk) -> (PathBuf, PathBuf) {
     let classes = once_per_key(&DONE, &jdk.key(), || {
         let out = target_dir().join(format!("attach-programs-{}", jdk.key()));
         let _ = fs::remove_dir_all(&out);
-        javac(
-            jdk,
-            &java_files(&workspace().join("test-classes/attach")),
-            &out,
-            &[],
-        );
+        let mut sources = java_files(&workspace().join("test-classes/attach"));
+        sources.push(workspace().join("java/instr-api/instr/Control.java"));
+        javac(jdk, &sources, &out, &[]);
         let manifest = out.join("spy.mf");
         fs::write(
             &manifest,
@@ -82,8 +79,14 @@ struct Jvm {
 
 impl Jvm {
     fn start(jdk: &Jdk, classes: &Path, dir: &Path) -> Jvm {
+        Jvm::start_with(jdk, classes, dir, None)
+    }
+
+    /// With `agent`: `-agentpath:libinstr.so=AGENT` on the command line.
+    fn start_with(jdk: &Jdk, classes: &Path, dir: &Path, agent: Option<&str>) -> Jvm {
         let stderr = dir.join("jvm.stderr");
         let mut child = Command::new(jdk.bin("java"))
+            .args(agent.map(|o| format!("-agentpath:{}={o}", agent_lib().display())))
             .arg("-Djdk.attach.allowAttachSelf=true")
             // A heap of fixed size, touched up front: resident memory then shows what the agent and the
             // class redefinitions add, not the heap growing under the load.
@@ -467,5 +470,52 @@ fn a_hundred_start_stop_cycles_under_load() {
             !err.contains("failed") && !err.contains("panic"),
             "{v} {err}"
         );
+    }
+}
+
+/// `start=off` on the command line: nothing counted until `start`; then the same switches as after an
+/// attach, from `instr ctl` and from the program itself through `instr.Control`.
+#[test]
+fn start_off_at_start_up_and_the_java_api() {
+    for jdk in jdks() {
+        let (classes, _) = compile(&jdk);
+        let dir = scratch(&format!("attach-start-off-{}", jdk.key()));
+        let rules = rules(&dir);
+        let options = format!("rules={},start=off", rules.display());
+        let mut jvm = Jvm::start_with(&jdk, &classes, &dir, Some(&options));
+        let v = jvm.what.clone();
+        let status = wait_for(|| {
+            let out = ctl(jvm.pid, &["status"]);
+            out.status.success().then(|| text(&out.stdout))
+        });
+        assert!(status.contains("alloc: off") && status.contains("engaged: true"), "{v} {status}");
+        jvm.ask("run 100");
+        assert_eq!(work(&jvm.report(&dir.join("off.json"))), (0, 0), "{v} counted while off");
+
+        jvm.ctl(&["start", "alloc"]);
+        jvm.ctl(&["start", "methods"]);
+        jvm.ask("run 200");
+        assert_eq!(work(&jvm.report(&dir.join("on.json"))), (200, 200), "{v}");
+
+        // The same from the program: stop, work, a dump, start, work.
+        let said = jvm.ask("control stop alloc").join("\n");
+        assert!(said.contains("alloc off"), "{v} {said}");
+        jvm.ask("control stop methods");
+        jvm.ask("run 300");
+        let file = dir.join("api.json");
+        let said = jvm.ask(&format!("control dump {}", file.display())).join("\n");
+        assert!(said.contains("bytes written"), "{v} {said}");
+        let r: Value = serde_json::from_str(&fs::read_to_string(&file).unwrap()).unwrap();
+        assert_eq!(work(&r), (200, 200), "{v} counted while stopped from the API");
+        let refused = jvm.ask("control start cpu").join("\n");
+        assert!(refused.starts_with("refused: instr: cpu:"), "{v} {refused}");
+        jvm.ask("control start alloc");
+        jvm.ask("control start methods");
+        jvm.ask("run 50");
+        assert_eq!(work(&jvm.report(&dir.join("again.json"))), (250, 250), "{v}");
+        jvm.ask("control reset");
+        assert_eq!(work(&jvm.report(&dir.join("reset.json"))), (0, 0), "{v} after reset");
+        let err = jvm.stderr_text();
+        assert!(!err.contains("failed") && !err.contains("loaded dynamically"), "{v} {err}");
     }
 }

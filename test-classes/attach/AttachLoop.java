@@ -18,6 +18,7 @@ import java.util.concurrent.ConcurrentHashMap;
  *   spy JAR     loads JAR's java agent (AttachSpy) into this JVM, after the instr agent
  *   capture     the bytes ClassFileLoadHook sees now for AttachLoop, AttachLoop$Item and java.lang.Object,
  *               as "class NAME SHA-256 LENGTH" (retransformed through AttachSpy's Instrumentation)
+ *   control CMD instr.Control.command(CMD): what it returns, or "refused: MESSAGE"
  */
 public class AttachLoop {
     static final class Item {
@@ -94,6 +95,14 @@ public class AttachLoop {
                 }
                 case "capture":
                     capture();
+                    break;
+                case "control":
+                    // instr.Control, the Java API of the control channel: its output, or the error it throws.
+                    try {
+                        System.out.print(instr.Control.command(line.substring("control ".length())));
+                    } catch (IllegalArgumentException e) {
+                        System.out.println("refused: " + e.getMessage());
+                    }
                     break;
                 default:
                     throw new IllegalArgumentException(line);
