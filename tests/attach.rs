@@ -488,9 +488,16 @@ fn start_off_at_start_up_and_the_java_api() {
             let out = ctl(jvm.pid, &["status"]);
             out.status.success().then(|| text(&out.stdout))
         });
-        assert!(status.contains("alloc: off") && status.contains("engaged: true"), "{v} {status}");
+        assert!(
+            status.contains("alloc: off") && status.contains("engaged: true"),
+            "{v} {status}"
+        );
         jvm.ask("run 100");
-        assert_eq!(work(&jvm.report(&dir.join("off.json"))), (0, 0), "{v} counted while off");
+        assert_eq!(
+            work(&jvm.report(&dir.join("off.json"))),
+            (0, 0),
+            "{v} counted while off"
+        );
 
         jvm.ctl(&["start", "alloc"]);
         jvm.ctl(&["start", "methods"]);
@@ -503,19 +510,36 @@ fn start_off_at_start_up_and_the_java_api() {
         jvm.ask("control stop methods");
         jvm.ask("run 300");
         let file = dir.join("api.json");
-        let said = jvm.ask(&format!("control dump {}", file.display())).join("\n");
+        let said = jvm
+            .ask(&format!("control dump {}", file.display()))
+            .join("\n");
         assert!(said.contains("bytes written"), "{v} {said}");
         let r: Value = serde_json::from_str(&fs::read_to_string(&file).unwrap()).unwrap();
-        assert_eq!(work(&r), (200, 200), "{v} counted while stopped from the API");
+        assert_eq!(
+            work(&r),
+            (200, 200),
+            "{v} counted while stopped from the API"
+        );
         let refused = jvm.ask("control start cpu").join("\n");
         assert!(refused.starts_with("refused: instr: cpu:"), "{v} {refused}");
         jvm.ask("control start alloc");
         jvm.ask("control start methods");
         jvm.ask("run 50");
-        assert_eq!(work(&jvm.report(&dir.join("again.json"))), (250, 250), "{v}");
+        assert_eq!(
+            work(&jvm.report(&dir.join("again.json"))),
+            (250, 250),
+            "{v}"
+        );
         jvm.ask("control reset");
-        assert_eq!(work(&jvm.report(&dir.join("reset.json"))), (0, 0), "{v} after reset");
+        assert_eq!(
+            work(&jvm.report(&dir.join("reset.json"))),
+            (0, 0),
+            "{v} after reset"
+        );
         let err = jvm.stderr_text();
-        assert!(!err.contains("failed") && !err.contains("loaded dynamically"), "{v} {err}");
+        assert!(
+            !err.contains("failed") && !err.contains("loaded dynamically"),
+            "{v} {err}"
+        );
     }
 }

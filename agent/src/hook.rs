@@ -48,6 +48,9 @@ fn instrument(a: &Agent, selection: &Switched, name: &[u8], bytes: &[u8]) -> Opt
             for w in &r.warnings {
                 report_once(a, name, bytes, w);
             }
+            if r.bytes.is_some() {
+                crate::switches::changed(name);
+            }
             r.bytes
         }
         Err(e) => {

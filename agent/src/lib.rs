@@ -200,9 +200,12 @@ pub fn load_in(vm: JavaVm, options: &str, phase: Phase) -> Result<switches::RunT
         }
         caps = caps.with(bit);
     }
-    // Retransformation is how probes start and stop while the program runs (switches.rs).
+    // Retransformation is how probes start and stop while the program runs (switches.rs). The VM then
+    // keeps the original bytes of every class the hook changes, so `control=off` at start-up, which
+    // rules out switching, does without it.
+    let switchable = !early || run_time.control;
     let caps = match (rewriting, potential.has(capability::RETRANSFORM_CLASSES)) {
-        (true, true) => caps.with(capability::RETRANSFORM_CLASSES),
+        (true, true) if switchable => caps.with(capability::RETRANSFORM_CLASSES),
         (true, false) if !early => {
             return Err("this VM cannot retransform classes (can_retransform_classes)".into())
         }

@@ -7,6 +7,7 @@
 //! and the program pays nothing. With every probe off the class hook itself is disabled: class loading
 //! costs what it costs without the agent.
 
+use std::collections::HashSet;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Mutex;
 use std::time::Instant;
@@ -82,6 +83,20 @@ impl Probe {
             Probe::Alloc => rules.objects() || rules.arrays(),
             Probe::Methods => rules.methods(),
         }
+    }
+}
+
+/// Names of the classes the hook has changed since every probe was last off: what `stop` retransforms.
+/// A class no probe changed keeps its code: a method running in a redefined class goes on in the old
+/// version, interpreted, until it returns, so a class is redefined only when it must be.
+static CHANGED: Mutex<Option<HashSet<Vec<u8>>>> = Mutex::new(None);
+
+/// The hook changed the class `name` (empty: a class defined without a name, not retransformable).
+pub fn changed(name: &[u8]) {
+    if !name.is_empty() {
+        lock(&CHANGED)
+            .get_or_insert_with(HashSet::new)
+            .insert(name.to_vec());
     }
 }
 
@@ -196,9 +211,12 @@ pub fn switch(a: &Agent, jni: Jni, probe: Probe, on: bool) -> Result<Summary, St
         set_class_hook(a, true)?;
     }
     probe.flag().store(on, Ordering::Release);
-    let summary = retransform(a, jni, &touched);
+    // Switching on, every class the probe may select; off, only those the hook changed.
+    let only_changed = (!on).then(|| lock(&CHANGED).clone().unwrap_or_default());
+    let summary = retransform(a, jni, &touched, only_changed.as_ref());
     if selection(&a.rules).is_none() {
         set_class_hook(a, false)?;
+        *lock(&CHANGED) = None;
     }
     Ok(summary)
 }
@@ -214,8 +232,13 @@ fn set_class_hook(a: &Agent, on: bool) -> Result<(), String> {
     Ok(())
 }
 
-/// Retransforms every loaded class `touched` selects, in batches.
-pub fn retransform(a: &Agent, jni: Jni, touched: &Switched) -> Summary {
+/// Retransforms every loaded class `touched` selects (and, given `only`, that `only` names), in batches.
+pub fn retransform(
+    a: &Agent,
+    jni: Jni,
+    touched: &Switched,
+    only: Option<&HashSet<Vec<u8>>>,
+) -> Summary {
     let started = Instant::now();
     let mut summary = Summary::default();
     let classes = a.jvmti.loaded_classes();
@@ -226,7 +249,10 @@ pub fn retransform(a: &Agent, jni: Jni, touched: &Switched) -> Summary {
             .class_signature(class)
             .and_then(|s| internal_name(&s).map(str::to_owned));
         match name {
-            Some(name) if crate::hook::wanted(touched, name.as_bytes()) => {
+            Some(name)
+                if crate::hook::wanted(touched, name.as_bytes())
+                    && only.is_none_or(|o| o.contains(name.as_bytes())) =>
+            {
                 if a.jvmti.is_modifiable_class(class) {
                     selected.push(class);
                 } else if name.contains('.') {
