@@ -1,14 +1,15 @@
 #!/bin/bash
 # The cost of the agent loaded with every probe off, and of a start and stop, on the evaluation kit's
 # workloads, and the pause of an attach that retransforms about 5,000 classes:
-#   bench/attach-bench.sh [-n RUNS] [-k CLASSES] [WORKLOAD...]
+#   bench/attach-bench.sh [-n RUNS] [-k CLASSES] [-c] [WORKLOAD...]
 # Part 1, for each workload (default: h2 lucene xalan fop sunflow javac), RUNS runs of each mode, interleaved:
 #   none       no agent
 #   off        -agentpath:libinstr.so=rules/default.yaml,start=off: loaded, no probe in the code
 #   startstop  the same, and as soon as the control socket answers: instr ctl PID start alloc, then stop
 #              alloc (the default rules' allocation probes into every loaded class and out again; both
 #              retransformations are inside the timed run)
-# prints the median wall seconds and the ratio to none.
+# prints the median wall seconds (-c: CPU seconds, user + system, of the whole run: steadier on a loaded
+# machine) and the ratio to none.
 # Part 2: bench/java/ManyClasses.java loads CLASSES classes (default 5000) of the runtime image, keeps a
 # thread busy, and instr attach loads the agent with the default rules: prints the classes retransformed,
 # the agent's time for it, and the JVM's safepoint pauses of RedefineClasses (sum and longest), from
@@ -21,8 +22,8 @@ KIT=${INSTR_WORKLOADS:-$ROOT/../shared/workloads}
 LIB=${INSTR_LIB:-$ROOT/target/release/libinstr.so}
 INSTR=${INSTR_BIN:-$ROOT/target/release/instr}
 JAVA_HOME=${JAVA_HOME:-/usr/lib/jvm/java-17-openjdk-amd64}
-N=3; CLASSES=5000
-while getopts "n:k:" o; do case $o in n) N=$OPTARG;; k) CLASSES=$OPTARG;; *) exit 2;; esac; done
+N=3; CLASSES=5000; CPU=
+while getopts "n:k:c" o; do case $o in n) N=$OPTARG;; k) CLASSES=$OPTARG;; c) CPU=1;; *) exit 2;; esac; done
 shift $((OPTIND - 1))
 NAMES=${*:-h2 lucene xalan fop sunflow javac}
 [ -f "$LIB" ] && [ -x "$INSTR" ] || { echo "build first: cargo build --release -p instr-agent -p instr-cli" >&2; exit 2; }
@@ -46,18 +47,21 @@ run1() {  # run1 WORKLOAD MODE I -> wall seconds, or nothing on failure
     off|startstop) opts="-agentpath:$LIB=rules=$RULES,file=$prefix,start=off" ;;
   esac
   if [ "$2" = startstop ]; then start_and_stop "$prefix" "$log.ctl" & helper=$!; fi
-  WL_TMP=$OUT/scratch JAVA_OPTS="$opts" "$KIT/$1/run.sh" > "$log" 2>&1 || { echo "FAILED: $1 $2 run $3 (see $log)" >&2; return; }
+  local rc=0 TIMEFORMAT='%U %S'
+  { time WL_TMP=$OUT/scratch JAVA_OPTS="$opts" "$KIT/$1/run.sh" > "$log" 2>&1 || rc=$?; } 2> "$log.cpu"
+  [ "$rc" -eq 0 ] || { echo "FAILED: $1 $2 run $3 (see $log)" >&2; return; }
   [ -n "$helper" ] && wait "$helper"
   if [ "$2" = startstop ] && ! grep -q "alloc off" "$log.ctl" 2>/dev/null; then
     echo "startstop did not switch in $1 run $3 (see $log.ctl)" >&2
   fi
-  sed -n 's/^wall_seconds: //p' "$log" | tail -1
+  if [ -n "$CPU" ]; then awk '{ printf "%.2f\n", $1 + $2 }' "$log.cpu"
+  else sed -n 's/^wall_seconds: //p' "$log" | tail -1; fi
 }
 
 median() { sort -n | awk '{ a[NR] = $1 } END { if (NR) print a[int((NR + 1) / 2)] }'; }
 
 echo "# $(date -u +%F) $(git rev-parse --short HEAD 2>/dev/null), $("$JAVA_HOME/bin/java" -version 2>&1 | head -1)"
-echo "# load before: $(uptime | sed 's/.*load average: //')"
+echo "# ${CPU:+CPU seconds, }load before: $(uptime | sed 's/.*load average: //')"
 printf '%-8s %10s %10s %10s %8s %10s\n' workload none off startstop off/none start+stop/none
 for w in $NAMES; do
   declare -A times=()
