@@ -43,7 +43,7 @@ pub struct GlobalRef(pub jobject);
 // SAFETY: global references are valid on every thread until deleted.
 unsafe impl Send for GlobalRef {}
 
-/// What `Agent_OnLoad` runs: the agent's set-up, given the VM and the option string.
+/// What `Agent_OnLoad` and `Agent_OnAttach` run: the agent's set-up, given the VM and the option string.
 pub type Load = fn(JavaVm, &str) -> Result<(), String>;
 
 /// The VM loads the agent. A refusal is one `instr:` line and JNI_ERR, which stops the VM cleanly.
@@ -57,18 +57,8 @@ pub unsafe extern "system" fn Agent_OnLoad(
     _reserved: *mut c_void,
 ) -> jint {
     const P: Policy = Policy::once("Agent_OnLoad", "the VM is not started");
-    guard(P, JNI_ERR, || {
-        super::guard::install_panic_hook();
-        // SAFETY: a NUL-terminated string or null, per the JVMTI specification.
-        let options = unsafe { option_string(options) };
-        match crate::load(JavaVm(vm), &options) {
-            Ok(()) => JNI_OK,
-            Err(message) => {
-                eprintln!("instr: {message}");
-                JNI_ERR
-            }
-        }
-    })
+    // SAFETY: the VM's arguments, passed on unchanged.
+    guard(P, JNI_ERR, || unsafe { set_up(vm, options, crate::load) })
 }
 
 /// The VM loads the agent into a running program (`instr attach`, `jcmd PID JVMTI.agent_load`). A refusal
@@ -84,18 +74,25 @@ pub unsafe extern "system" fn Agent_OnAttach(
     _reserved: *mut c_void,
 ) -> jint {
     const P: Policy = Policy::once("Agent_OnAttach", "the agent is not attached");
-    guard(P, JNI_ERR, || {
-        super::guard::install_panic_hook();
-        // SAFETY: a NUL-terminated string or null, per the JVMTI specification.
-        let options = unsafe { option_string(options) };
-        match crate::attach::attach(JavaVm(vm), &options) {
-            Ok(()) => JNI_OK,
-            Err(message) => {
-                eprintln!("instr: {message}");
-                JNI_ERR
-            }
+    // SAFETY: the VM's arguments, passed on unchanged.
+    guard(P, JNI_ERR, || unsafe { set_up(vm, options, crate::attach::attach) })
+}
+
+/// Both entry points: the option string decoded, the set-up run, a refusal as one `instr:` line.
+///
+/// # Safety
+/// `vm` is the VM's valid `JavaVM`; `options` is null or NUL-terminated.
+unsafe fn set_up(vm: *mut JavaVM, options: *mut c_char, run: Load) -> jint {
+    super::guard::install_panic_hook();
+    // SAFETY: the caller's contract.
+    let options = unsafe { option_string(options) };
+    match run(JavaVm(vm), &options) {
+        Ok(()) => JNI_OK,
+        Err(message) => {
+            eprintln!("instr: {message}");
+            JNI_ERR
         }
-    })
+    }
 }
 
 /// The option string the VM passes, lossily decoded (options.rs refuses what the decoding replaced).
