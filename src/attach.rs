@@ -189,6 +189,8 @@ impl Target {
         if let Ok(s) = UnixStream::connect(&socket) {
             return Ok(s);
         }
+        // SIGQUIT would end most other programs: signal only a process that has a HotSpot VM in it.
+        self.check_hotspot()?;
         let trigger = self.start_listener()?;
         let deadline = Instant::now() + LISTENER_START;
         let mut pause = Duration::from_millis(20);
@@ -209,6 +211,16 @@ impl Target {
         };
         let _ = std::fs::remove_file(trigger);
         result
+    }
+
+    fn check_hotspot(&self) -> Result<(), String> {
+        let maps = std::fs::read_to_string(format!("/proc/{}/maps", self.pid))
+            .map_err(|e| format!("cannot read its memory map ({e})"))?;
+        if maps.lines().any(|l| l.ends_with("/libjvm.so")) {
+            Ok(())
+        } else {
+            Err("not a HotSpot JVM (no libjvm.so in its memory map); not signalled".into())
+        }
     }
 
     /// Creates the trigger file (the JVM's working directory first, its /tmp if that is not writable)

@@ -543,3 +543,22 @@ fn start_off_at_start_up_and_the_java_api() {
         );
     }
 }
+
+/// `instr attach` signals only a process with a HotSpot VM in it: SIGQUIT would end most others.
+#[test]
+fn attach_refuses_a_process_that_is_not_a_jvm() {
+    let mut sleeper = Command::new("sleep").arg("60").spawn().unwrap();
+    let out = run(Command::new(instr_bin())
+        .args(["attach", &sleeper.id().to_string()])
+        .arg("--agent")
+        .arg(agent_lib()));
+    let alive = sleeper.try_wait().unwrap().is_none();
+    let _ = sleeper.kill();
+    let _ = sleeper.wait();
+    assert_eq!(out.status.code(), Some(2), "{}", text(&out.stderr));
+    assert!(text(&out.stderr).contains("not a HotSpot JVM"), "{}", text(&out.stderr));
+    assert!(alive, "the process was signalled");
+    let out = run(Command::new(instr_bin()).args(["attach", "999999999"]));
+    assert_eq!(out.status.code(), Some(2));
+    assert!(text(&out.stderr).contains("no such process"), "{}", text(&out.stderr));
+}
