@@ -49,6 +49,9 @@ pub fn attach(vm: JavaVm, options: &str) -> Result<(), String> {
 /// On the control thread, once `Agent_OnAttach` has returned.
 fn after_attach(jni: Jni) {
     let Some(a) = agent() else { return };
+    if !Probe::Alloc.in_rules(&a.rules) && !Probe::Methods.in_rules(&a.rules) {
+        return; // nothing to rewrite: HeapProxy was not defined, and nothing calls it
+    }
     if !natives_linked(jni) {
         eprintln!(
             "instr: the agent's native methods did not link within {} s; nothing will be counted",
