@@ -530,6 +530,33 @@ fn start_off_at_start_up_and_the_java_api() {
             (250, 250),
             "{v}"
         );
+        // Every report format, by name or by the file's extension.
+        for (format, file, expect) in [
+            ("txt", "now.txt", &b"AttachLoop$Item"[..]),
+            ("", "now.html", b"<html"),
+            ("collapsed", "now.folded", b"AttachLoop"),
+            ("", "now.pb.gz", b"\x1f\x8b"),
+        ] {
+            let path = dir.join(file).display().to_string();
+            let words: Vec<&str> = ["dump", format, &path]
+                .into_iter()
+                .filter(|w| !w.is_empty())
+                .collect();
+            jvm.ctl(&words);
+            let bytes = fs::read(&path).unwrap();
+            assert!(
+                bytes.windows(expect.len()).any(|w| w == expect),
+                "{v} {file} lacks {:?}",
+                String::from_utf8_lossy(expect)
+            );
+        }
+        let out = ctl(jvm.pid, &["dump", "svg", "/tmp/x.svg"]);
+        assert_eq!(out.status.code(), Some(1));
+        assert!(
+            text(&out.stderr).contains("unknown format 'svg'"),
+            "{}",
+            text(&out.stderr)
+        );
         jvm.ask("control reset");
         assert_eq!(
             work(&jvm.report(&dir.join("reset.json"))),
@@ -556,9 +583,17 @@ fn attach_refuses_a_process_that_is_not_a_jvm() {
     let _ = sleeper.kill();
     let _ = sleeper.wait();
     assert_eq!(out.status.code(), Some(2), "{}", text(&out.stderr));
-    assert!(text(&out.stderr).contains("not a HotSpot JVM"), "{}", text(&out.stderr));
+    assert!(
+        text(&out.stderr).contains("not a HotSpot JVM"),
+        "{}",
+        text(&out.stderr)
+    );
     assert!(alive, "the process was signalled");
     let out = run(Command::new(instr_bin()).args(["attach", "999999999"]));
     assert_eq!(out.status.code(), Some(2));
-    assert!(text(&out.stderr).contains("no such process"), "{}", text(&out.stderr));
+    assert!(
+        text(&out.stderr).contains("no such process"),
+        "{}",
+        text(&out.stderr)
+    );
 }

@@ -75,7 +75,9 @@ pub unsafe extern "system" fn Agent_OnAttach(
 ) -> jint {
     const P: Policy = Policy::once("Agent_OnAttach", "the agent is not attached");
     // SAFETY: the VM's arguments, passed on unchanged.
-    guard(P, JNI_ERR, || unsafe { set_up(vm, options, crate::attach::attach) })
+    guard(P, JNI_ERR, || unsafe {
+        set_up(vm, options, crate::attach::attach)
+    })
 }
 
 /// Both entry points: the option string decoded, the set-up run, a refusal as one `instr:` line.
