@@ -287,9 +287,16 @@ fn attach_start_stop_restores_the_original_bytes() {
         let r1 = jvm.report(&dir.join("r1.json"));
         assert_eq!(work(&r1), (work(&r0).0 + 1000, work(&r0).1 + 1000), "{v}");
 
+        // The VM's own allocations (clone) count while on...
+        jvm.ask("clone 100");
+        let r1 = jvm.report(&dir.join("r1c.json"));
+        assert_eq!(work(&r1).0, work(&r0).0 + 1000 + 101, "{v} clones");
+
         assert!(jvm.ctl(&["stop", "alloc"]).contains("alloc off"));
         assert!(jvm.ctl(&["stop", "methods"]).contains("methods off"));
         jvm.ask("run 1000");
+        // ...and not while stopped.
+        jvm.ask("clone 100");
         let r2 = jvm.report(&dir.join("r2.json"));
         assert_eq!(work(&r2), work(&r1), "{v} counted while stopped");
         assert_eq!(

@@ -275,7 +275,9 @@ pub fn load_in(vm: JavaVm, options: &str, phase: Phase) -> Result<switches::RunT
     {
         return Err("cannot enable the JVMTI SampledObjectAlloc event".into());
     }
-    if counting
+    // Enabled here when the probes count from the start; otherwise by `start alloc` (switches.rs).
+    let counting_now = counting && phase == Phase::OnLoad && run_time.start;
+    if counting_now
         && jvmti.set_event_notification_mode(event::VM_OBJECT_ALLOC, ENABLE) != jvmti::ERROR_NONE
     {
         return Err("cannot enable the JVMTI VM_OBJECT_ALLOC event".into());
@@ -428,6 +430,7 @@ pub fn engage(jni: Jni) {
             }
         }
         if jni.call_static_void(proxy.0, engage, &args) {
+            natives::link(jni, proxy.0);
             a.vm_allocators.resolve(jni, proxy.0);
             a.thread_rows.resolve(jni, proxy.0);
             vm_allocations::hook_alloc_object(a);

@@ -3,7 +3,7 @@
 
 use std::sync::atomic::Ordering;
 
-use jni_sys::{jclass, jint, jlong, jobject};
+use jni_sys::{jclass, jint, jlong, jobject, jvalue};
 
 use crate::ffi::Jni;
 
@@ -69,4 +69,30 @@ pub fn tag_class(_: Jni, o: jobject, index: jint) {
 /// A sampled object or array allocated at `site` (per-site live counts, depth >= 1).
 pub fn tag_site(_: Jni, o: jobject, site: jint) {
     tag(o, Owner::Site(site as u32));
+}
+
+/// Links the natives the allocation probes call, by calling each once with arguments that make it do
+/// nothing (null objects, site 0). HotSpot links a native at its first call, and the lookup runs Java code
+/// that allocates: were that first call made from inside a probe of `Object.<init>`, the lookup's own
+/// allocations would call the probe again, and the thread would overflow its stack.
+pub fn link(jni: Jni, proxy: jclass) {
+    let null = jvalue {
+        l: std::ptr::null_mut(),
+    };
+    let zero = jvalue { i: 0 };
+    if let Some(m) = jni.static_method(
+        proxy,
+        "classIndex",
+        "(Ljava/lang/Class;Ljava/lang/Object;)I",
+    ) {
+        jni.call_static_int(proxy, m, &[null, null]);
+    }
+    for name in ["tag", "tagSite"] {
+        if let Some(m) = jni.static_method(proxy, name, "(Ljava/lang/Object;I)V") {
+            jni.call_static_void(proxy, m, &[null, zero]);
+        }
+    }
+    if let Some(m) = jni.static_method(proxy, "siteStack", "(IJ)V") {
+        jni.call_static_void(proxy, m, &[zero, jvalue { j: 0 }]);
+    }
 }

@@ -211,6 +211,16 @@ pub fn switch(a: &Agent, jni: Jni, probe: Probe, on: bool) -> Result<Summary, St
         set_class_hook(a, true)?;
     }
     probe.flag().store(on, Ordering::Release);
+    if probe == Probe::Alloc {
+        // The VM's own allocations (clone, reflection): the event costs nothing while it is off.
+        let mode = if on { crate::jvmti::ENABLE } else { 0 };
+        if a.jvmti
+            .set_event_notification_mode(event::VM_OBJECT_ALLOC, mode)
+            != ERROR_NONE
+        {
+            eprintln!("instr: cannot switch the JVMTI VMObjectAlloc event");
+        }
+    }
     // Switching on, every class the probe may select; off, only those the hook changed.
     let only_changed = (!on).then(|| lock(&CHANGED).clone().unwrap_or_default());
     let summary = retransform(a, jni, &touched, only_changed.as_ref());

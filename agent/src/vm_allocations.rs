@@ -67,7 +67,10 @@ impl VmAllocators {
 pub fn vm_object_alloc(jni: Jni, _thread: jthread, object: jobject, _class: jclass, _size: jlong) {
     {
         let Some(a) = agent() else { return };
-        if !a.engaged.load(Ordering::Acquire) {
+        // Stopped (`instr ctl PID stop alloc`): the VM's own allocations are not counted either.
+        if !a.engaged.load(Ordering::Acquire)
+            || !crate::switches::is_on(crate::switches::Probe::Alloc)
+        {
             return;
         }
         let v = &a.vm_allocators;
@@ -105,7 +108,10 @@ fn count_instance(jni: Jni, object: jobject) {
     let Some(a) = agent() else { return };
     let v = &a.vm_allocators;
     let vm_alloc = v.vm_alloc.load(Ordering::Acquire);
-    if vm_alloc == 0 || !a.engaged.load(Ordering::Acquire) {
+    if vm_alloc == 0
+        || !a.engaged.load(Ordering::Acquire)
+        || !crate::switches::is_on(crate::switches::Probe::Alloc)
+    {
         return;
     }
     let args = [jvalue { l: object }, jvalue { i: COUNT_INSTANCE }];

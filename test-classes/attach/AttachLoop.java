@@ -14,6 +14,7 @@ import java.util.concurrent.ConcurrentHashMap;
  * exact work done between two reports; every answer ends with a line "ok".
  *
  *   run N T     T threads (default 1) call step() N times each: N*T calls, N*T Item objects
+ *   clone N     one new Item, then N clones of it
  *   noise on    8 threads allocate and call in other classes until "noise off" (load while probes switch)
  *   spy JAR     loads JAR's java agent (AttachSpy) into this JVM, after the instr agent
  *   capture     the bytes ClassFileLoadHook sees now for AttachLoop, AttachLoop$Item and java.lang.Object,
@@ -21,9 +22,18 @@ import java.util.concurrent.ConcurrentHashMap;
  *   control CMD instr.Control.command(CMD): what it returns, or "refused: MESSAGE"
  */
 public class AttachLoop {
-    static final class Item {
+    static final class Item implements Cloneable {
         final int v;
         Item(int v) { this.v = v; }
+
+        /** Object.clone: an allocation the VM makes (the VMObjectAlloc event), not a `new`. */
+        Item copy() {
+            try {
+                return (Item) clone();
+            } catch (CloneNotSupportedException e) {
+                throw new AssertionError(e);
+            }
+        }
     }
 
     static final class Noise {
@@ -91,6 +101,11 @@ public class AttachLoop {
                         vm.detach();
                     }
                     if (AttachSpy.inst == null) throw new IllegalStateException("the spy did not start");
+                    break;
+                }
+                case "clone": {
+                    Item original = new Item(7);
+                    for (int i = Integer.parseInt(w[1]); i > 0; i--) sink += original.copy().v;
                     break;
                 }
                 case "capture":

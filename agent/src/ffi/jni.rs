@@ -102,6 +102,16 @@ impl Jni {
         !self.clear_exception()
     }
 
+    pub fn call_static_int(
+        &self,
+        class: jclass,
+        method: jmethodID,
+        args: &[jvalue],
+    ) -> Option<jint> {
+        let v = jni!(self, CallStaticIntMethodA, class, method, args.as_ptr());
+        (!self.clear_exception()).then_some(v)
+    }
+
     pub fn method(&self, class: jclass, name: &str, sig: &str) -> Option<jmethodID> {
         let (n, s) = (CString::new(name).ok()?, CString::new(sig).ok()?);
         let m = jni!(self, GetMethodID, class, n.as_ptr(), s.as_ptr());
