@@ -604,3 +604,42 @@ fn attach_refuses_a_process_that_is_not_a_jvm() {
         text(&out.stderr)
     );
 }
+
+/// `threads` and `deadlocks` answer from a snapshot taken now when the thread profiler runs (loaded at
+/// start-up with `threads=on`), and say what is missing when it does not.
+#[test]
+fn thread_dumps_through_the_socket() {
+    for jdk in jdks() {
+        let (classes, _) = compile(&jdk);
+        let dir = scratch(&format!("attach-threads-{}", jdk.key()));
+        let rules = rules(&dir);
+        let options = format!("rules={},start=off,threads=on", rules.display());
+        let jvm = Jvm::start_with(&jdk, &classes, &dir, Some(&options));
+        let v = jvm.what.clone();
+        let dump = wait_for(|| {
+            let out = ctl(jvm.pid, &["threads"]);
+            out.status.success().then(|| text(&out.stdout))
+        });
+        assert!(dump.contains("main"), "{v} {dump}");
+        assert!(dump.contains("AttachLoop"), "{v} {dump}");
+        let out = ctl(jvm.pid, &["deadlocks"]);
+        assert!(out.status.success(), "{v} {}", text(&out.stderr));
+        drop(jvm);
+
+        let jvm = Jvm::start_with(
+            &jdk,
+            &classes,
+            &dir,
+            Some(&format!("rules={}", rules.display())),
+        );
+        let out = wait_for(|| {
+            let out = ctl(jvm.pid, &["threads"]);
+            (out.status.code() == Some(1)).then_some(out)
+        });
+        assert!(
+            text(&out.stderr).contains("threads=on"),
+            "{v} {}",
+            text(&out.stderr)
+        );
+    }
+}
