@@ -260,11 +260,8 @@ fn report(a: &ReportArgs) -> Result<ExitCode, Failure> {
     // A profile (or a filter) with nothing to draw gives an empty graph, not an error: "nothing
     // matched" is an answer.
     let first = || {
-        views.first().cloned().unwrap_or(FlameView {
-            id: "objects",
-            title: "Allocated objects",
-            unit: "objects",
-            stacks: Vec::new(),
+        views.first().cloned().unwrap_or_else(|| {
+            FlameView::from_frames("objects", "Allocated objects", "objects", [])
         })
     };
     let bytes = match format {

@@ -955,9 +955,8 @@ fn the_main_profile_carries_the_threads_section() {
         // The leaf is the monitor's class, under the method holding the synchronized block.
         assert!(
             monitors.stacks.iter().any(|s| {
-                let n = s.frames.len();
-                &*s.frames[n - 1].name == "Contention$Lock"
-                    && &*s.frames[n - 2].name == "Contention.critical"
+                let names: Vec<&str> = monitors.frames_of(s).map(|f| &*f.name).collect();
+                names.ends_with(&["Contention.critical", "Contention$Lock"])
             }),
             "[{v}] {monitors:?}"
         );

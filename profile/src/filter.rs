@@ -86,14 +86,20 @@ impl Filter {
 
     fn by_package(&self, p: &mut Profile) {
         p.classes.retain(|c| self.in_packages(&c.class));
-        p.sites.retain(|s| {
-            self.in_packages(&s.class) || s.stack.iter().any(|f| self.in_packages(&f.class))
-        });
+        // Whether each frame of the table is in the packages: once per frame, not per stack.
+        let frame_in: Vec<bool> = p
+            .frames
+            .iter()
+            .map(|f| self.in_packages(&f.class))
+            .collect();
+        let any_in = |stack: &[u32]| stack.iter().any(|&f| frame_in[f as usize]);
+        p.sites
+            .retain(|s| self.in_packages(&s.class) || any_in(&s.stack));
         p.methods.retain(|m| self.in_packages(&m.class));
         if let Some(calls) = &mut p.calls {
             calls
                 .paths
-                .retain(|path| path.frames.iter().any(|f| self.in_packages(path_class(f))));
+                .retain(|path| any_in(&path.frames));
             if let Some(Value::Array(threads)) = calls.rest.get_mut("threads") {
                 for t in threads.iter_mut() {
                     if let Some(Value::Array(methods)) = t.get_mut("methods") {
@@ -182,11 +188,6 @@ pub fn in_package(name: &str, package: &str) -> bool {
         Some(rest) => rest.starts_with(['.', '$', '[']),
         None => false,
     }
-}
-
-/// The class of a call path's frame, `Class.method`.
-fn path_class(frame: &str) -> &str {
-    frame.rsplit_once('.').map_or(frame, |(class, _)| class)
 }
 
 fn str_field<'v>(v: &'v Value, key: &str) -> &'v str {
@@ -294,7 +295,9 @@ mod tests {
 
     #[test]
     fn call_path_frames_name_their_class() {
-        assert_eq!(path_class("shop.Cart.total"), "shop.Cart");
-        assert_eq!(path_class("main"), "main");
+        use crate::model::Frame;
+        assert_eq!(Frame::from_name("shop.Cart.total").class, "shop.Cart");
+        assert_eq!(Frame::from_name("main").class, "");
+        assert_eq!(Frame::from_name("main").name(), "main");
     }
 }

@@ -8,7 +8,7 @@ mod support;
 use std::path::PathBuf;
 use std::time::Instant;
 
-use instr_profile::flame::{self, FlameFrame, FlameStack, FlameView, FrameKind};
+use instr_profile::flame::{self, FlameFrame, FlameView, FrameKind};
 use instr_profile::render::{html, svg};
 use serde_json::Value;
 
@@ -136,18 +136,18 @@ fn page_data_adds_up_to_every_view_total() {
 #[test]
 fn frame_names_cannot_close_the_script() {
     let evil = "x</script><script>alert(1)</script><!--";
-    let view = FlameView {
-        id: "objects",
-        title: "Allocated objects",
-        unit: "objects",
-        stacks: vec![FlameStack {
-            frames: vec![FlameFrame {
+    let view = FlameView::from_frames(
+        "objects",
+        "Allocated objects",
+        "objects",
+        [(
+            vec![FlameFrame {
                 name: evil.into(),
                 kind: FrameKind::App,
             }],
-            value: 3,
-        }],
-    };
+            3,
+        )],
+    );
     let page = html::render("</title><script>", std::slice::from_ref(&view));
     // The data's and the script's own closing tags, and no other.
     assert_eq!(page.matches("</script").count(), 2, "{page}");
@@ -168,20 +168,14 @@ fn svg_merges_frames_narrower_than_a_pixel() {
         name: name.into(),
         kind: FrameKind::App,
     };
-    let mut stacks = vec![FlameStack {
-        frames: vec![frame("big".into())],
-        value: 1_000_000,
-    }];
-    stacks.extend((0..10_000).map(|i| FlameStack {
-        frames: vec![frame(format!("tiny{i:05}")), frame("below".into())],
-        value: 10,
+    let mut stacks = vec![(vec![frame("big".into())], 1_000_000)];
+    stacks.extend((0..10_000).map(|i| {
+        (
+            vec![frame(format!("tiny{i:05}")), frame("below".into())],
+            10,
+        )
     }));
-    let view = FlameView {
-        id: "calls",
-        title: "Calls",
-        unit: "calls",
-        stacks,
-    };
+    let view = FlameView::from_frames("calls", "Calls", "calls", stacks);
     let s = svg::render(&view, 1000);
     let boxes = s.matches("<rect x=").count();
     println!("10,001 stacks: {boxes} boxes, {} bytes of SVG", s.len());

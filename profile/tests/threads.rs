@@ -66,8 +66,8 @@ fn monitor_views_weigh_stacks_by_time_blocked_and_waited() {
     assert_eq!(monitors.total(), blocked);
     assert_eq!(monitors.total(), t.monitors.total_blocked_ns);
     // The outermost frame first, the monitor's class as the leaf.
-    let top = &monitors.stacks[0];
-    let names: Vec<&str> = top.frames.iter().map(|f| &*f.name).collect();
+    let top: Vec<_> = monitors.frames_of(&monitors.stacks[0]).collect();
+    let names: Vec<&str> = top.iter().map(|f| &*f.name).collect();
     assert_eq!(
         names,
         [
@@ -77,11 +77,14 @@ fn monitor_views_weigh_stacks_by_time_blocked_and_waited() {
             "app.Bank$Account"
         ]
     );
-    assert_eq!(top.frames.last().unwrap().kind, FrameKind::Allocated);
-    assert_eq!(top.frames[0].kind, FrameKind::App);
+    assert_eq!(top.last().unwrap().kind, FrameKind::Allocated);
+    assert_eq!(top[0].kind, FrameKind::App);
     let waits = v.iter().find(|v| v.id == "waits").unwrap();
     assert_eq!(waits.total(), t.monitors.total_waited_ns);
-    assert_eq!(&*waits.stacks[0].frames.last().unwrap().name, "app.Queue");
+    assert_eq!(
+        &*waits.frames_of(&waits.stacks[0]).last().unwrap().name,
+        "app.Queue"
+    );
     // pprof knows contention time as Go's mutex profile's `delay`.
     assert_eq!(pprof::sample_type(monitors), ("delay", "nanoseconds"));
     assert_eq!(pprof::sample_type(waits), ("waits", "nanoseconds"));

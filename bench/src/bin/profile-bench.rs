@@ -8,7 +8,7 @@
 use std::time::{Duration, Instant};
 
 use instr_profile::flame::views;
-use instr_profile::model::{CallPath, Calls, ClassRow, Frame, SiteRow, SCHEMA};
+use instr_profile::model::{CallPath, Calls, ClassRow, Frame, FrameTable, SiteRow, SCHEMA};
 use instr_profile::render::{collapsed, html, pprof, svg};
 use instr_profile::Profile;
 
@@ -30,10 +30,11 @@ fn synthetic(n: usize, shared: bool) -> Profile {
         file: Some(format!("Class{}.java", m % 200)),
         line: Some((m % 900) as i64 + 1),
     };
+    let mut table = FrameTable::default();
     let mut sites = Vec::with_capacity(n);
     let mut paths = Vec::with_capacity(n);
     for i in 0..n {
-        let stack: Vec<Frame> = if shared {
+        let stack: Vec<u32> = if shared {
             // Stack i is the path to leaf i of a tree with a fan-out of 3 per level (12 levels: 531,441
             // leaves, so every stack is distinct), the method at each node a function of its path.
             let mut path = 0u64;
@@ -42,14 +43,14 @@ fn synthetic(n: usize, shared: bool) -> Profile {
                 .map(|_| {
                     path = path * 3 + leaf % 3 + 1;
                     leaf /= 3;
-                    frame(path.wrapping_mul(0x9E37_79B9) % 2_000)
+                    table.intern(frame(path.wrapping_mul(0x9E37_79B9) % 2_000))
                 })
                 .collect::<Vec<_>>()
                 .into_iter()
                 .rev()
                 .collect()
         } else {
-            (0..12).map(|_| frame(next() % 2_000)).collect()
+            (0..12).map(|_| table.intern(frame(next() % 2_000))).collect()
         };
         let count = next() % 10_000 + 1;
         sites.push(SiteRow {
@@ -60,8 +61,21 @@ fn synthetic(n: usize, shared: bool) -> Profile {
             stack: stack.clone(),
             ..Default::default()
         });
+        // The call path of the same methods: a call path's frames have no line.
+        let path_frames = stack
+            .iter()
+            .rev()
+            .map(|&f| {
+                let f = &table.frames[f as usize];
+                table.intern(Frame {
+                    line: None,
+                    file: None,
+                    ..f.clone()
+                })
+            })
+            .collect();
         paths.push(CallPath {
-            frames: stack.iter().rev().map(Frame::name).collect(),
+            frames: path_frames,
             calls: count,
             self_cpu_ns: next() % 1_000_000,
             self_wall_ns: next() % 2_000_000,
@@ -71,6 +85,7 @@ fn synthetic(n: usize, shared: bool) -> Profile {
         schema: SCHEMA.into(),
         pid: 1,
         depth: 12,
+        frames: table.frames,
         classes: (0..300)
             .map(|c| ClassRow {
                 class: format!("com.example.Data{c}"),
@@ -124,6 +139,8 @@ fn run(n: usize, shared: bool) {
     let (t_html, h) = best(passes, || html::render("bench", &v));
     let (t_svg, s) = best(passes, || svg::render(&v[1], 1200));
     let (t_pprof, p) = best(passes, || pprof::render(&v));
+    let (t_encode, e) = best(passes, || pprof::encode(&v));
+    let (t_tree, _) = best(passes, || html::data_size(&v));
     let ms = |d: Duration| d.as_secs_f64() * 1e3;
     let shape = if shared {
         "paths of one call tree"
@@ -143,6 +160,8 @@ fn run(n: usize, shared: bool) {
         ("html (every view)", t_html, h.len()),
         ("svg (bytes view)", t_svg, s.len()),
         ("pprof (every view)", t_pprof, p.len()),
+        ("pprof encode only", t_encode, e.len()),
+        ("html trees only", t_tree, 0),
     ] {
         println!("{step:<28} {:>9.1} {bytes:>12}", ms(d));
     }

@@ -23,7 +23,7 @@
 use std::collections::{BTreeMap, HashMap};
 use std::fmt::Write as _;
 
-use crate::flame::{self, FlameFrame, FlameStack, FlameView};
+use crate::flame::{self, FlameFrame, FlameView};
 use crate::model::Profile;
 
 /// What a row is.
@@ -134,9 +134,8 @@ fn classes(p: &Profile) -> Rows {
 fn sites(p: &Profile) -> Rows {
     let mut rows = Rows::new();
     for s in &p.sites {
-        let mut names: Vec<String> = s
-            .stack
-            .iter()
+        let mut names: Vec<String> = p
+            .stack(&s.stack)
             .rev()
             .map(|f| format!("{}.{}{}", f.class, f.method, f.descriptor))
             .collect();
@@ -345,8 +344,10 @@ pub fn flame(before: &Profile, after: &Profile) -> Vec<FlameView> {
         };
         let sum = |v: Option<FlameView>| {
             let mut m: HashMap<Vec<FlameFrame>, u64> = HashMap::new();
-            for s in v.map(|v| v.stacks).unwrap_or_default() {
-                *m.entry(s.frames).or_default() += s.value;
+            if let Some(v) = v {
+                for s in &v.stacks {
+                    *m.entry(v.frames_of(s).cloned().collect()).or_default() += s.value;
+                }
             }
             m
         };
@@ -355,41 +356,24 @@ pub fn flame(before: &Profile, after: &Profile) -> Vec<FlameView> {
         for (frames, after) in ma {
             let before = mb.remove(&frames).unwrap_or(0);
             if after > before {
-                up.push(FlameStack {
-                    frames,
-                    value: after - before,
-                });
+                up.push((frames, after - before));
             } else if before > after {
-                down.push(FlameStack {
-                    frames,
-                    value: before - after,
-                });
+                down.push((frames, before - after));
             }
         }
         down.extend(
             mb.into_iter()
-                .filter(|(_, v)| *v > 0)
-                .map(|(frames, value)| FlameStack { frames, value }),
+                .filter(|(_, v)| *v > 0),
         );
         // HashMap order is random: sort by the frames' names, so the page is the same on every run.
-        let names = |s: &FlameStack| s.frames.iter().map(|f| f.name.clone()).collect::<Vec<_>>();
+        let names = |s: &(Vec<FlameFrame>, u64)| s.0.iter().map(|f| f.name.clone()).collect::<Vec<_>>();
         up.sort_by_cached_key(names);
         down.sort_by_cached_key(names);
         if !up.is_empty() {
-            grew.push(FlameView {
-                id: grew_id,
-                title: grew_title,
-                unit,
-                stacks: up,
-            });
+            grew.push(FlameView::from_frames(grew_id, grew_title, unit, up));
         }
         if !down.is_empty() {
-            shrank.push(FlameView {
-                id: shrank_id,
-                title: shrank_title,
-                unit,
-                stacks: down,
-            });
+            shrank.push(FlameView::from_frames(shrank_id, shrank_title, unit, down));
         }
     }
     grew.extend(shrank);

@@ -21,11 +21,11 @@ use std::io::Write as _;
 use flate2::{Compression, GzBuilder};
 
 use super::protobuf::Writer;
-use crate::flame::{FlameStack, FlameView};
+use crate::flame::{FlameFrame, FlameView};
 
 /// The gzipped profile of `views` (what `PREFIX.pb.gz` holds).
 pub fn render(views: &[FlameView]) -> Vec<u8> {
-    let mut gz = GzBuilder::new().write(Vec::new(), Compression::default());
+    let mut gz = GzBuilder::new().write(Vec::new(), Compression::fast());
     gz.write_all(&encode(views))
         .expect("writing to a Vec cannot fail");
     gz.finish().expect("writing to a Vec cannot fail")
@@ -120,37 +120,54 @@ impl<'a> Builder<'a> {
         }
         let types = views.len();
         let mut key = Vec::new();
-        // The sample of each stack of the previous view, by position. Views drawn from the same rows
-        // (objects and bytes from the sites, calls, CPU and wall from the call paths) list the same
-        // stacks in the same order: a stack equal to the previous view's at its position is that
-        // sample, found without hashing its frames again, which is most of the encoding's work.
-        let mut previous: (&[FlameStack], Vec<Option<usize>>) = (&[], Vec::new());
+        // Function ids per frame of each view's frame table (0: not met yet), so a frame's name is
+        // looked up once per table rather than once per stack; the views of a profile share one table.
+        let mut tables: Vec<(*const FlameFrame, Vec<u64>)> = Vec::new();
+        // The sample of each stack met, by pointer: views drawn from the same rows (objects and bytes
+        // from the sites, calls, CPU and wall from the call paths) share their stacks, which are then
+        // turned into location ids and hashed once.
+        let mut by_stack: Map<(usize, usize, usize), usize> = Map::default();
         for (t, view) in views.iter().enumerate() {
-            let mut samples = Vec::with_capacity(view.stacks.len());
-            for (n, stack) in view.stacks.iter().enumerate() {
-                // A stack of value 0 is no sample of its own (it keeps its position).
+            let ptr = view.frames.as_ptr();
+            let table = match tables.iter().position(|(p, _)| *p == ptr) {
+                Some(k) => k,
+                None => {
+                    tables.push((ptr, vec![0; view.frames.len()]));
+                    tables.len() - 1
+                }
+            };
+            for stack in &view.stacks {
+                // A stack of value 0 is no sample of its own.
                 if stack.value == 0 {
-                    samples.push(None);
                     continue;
                 }
-                let sample = match (previous.0.get(n), previous.1.get(n)) {
-                    (Some(p), Some(&Some(i))) if same_names(p, stack) => i,
-                    _ => {
+                let id = (stack.frames.as_ptr() as usize, stack.frames.len(), table);
+                let sample = match by_stack.get(&id) {
+                    Some(&i) => i,
+                    None => {
                         key.clear();
                         // FlameStack is root first; pprof's location_id is leaf first.
-                        for frame in stack.frames.iter().rev() {
-                            key.push(b.function(&frame.name));
+                        for &f in stack.frames.iter().rev() {
+                            let known = tables[table].1[f as usize];
+                            let function = if known != 0 {
+                                known
+                            } else {
+                                let id = b.function(&view.frames[f as usize].name);
+                                tables[table].1[f as usize] = id;
+                                id
+                            };
+                            key.push(function);
                         }
-                        b.sample(&key, types)
+                        let i = b.sample(&key, types);
+                        by_stack.insert(id, i);
+                        i
                     }
                 };
-                samples.push(Some(sample));
                 // One stack twice in a view (two sites whose frames have the same names) is one
                 // sample: their values add up, so the view's total is kept.
                 let v = &mut b.values[sample * types + t];
                 *v = v.saturating_add(stack.value);
             }
-            previous = (&view.stacks, samples);
         }
         b
     }
@@ -241,14 +258,6 @@ impl<'a> Builder<'a> {
         }
         w.into_bytes()
     }
-}
-
-fn same_names(a: &FlameStack, b: &FlameStack) -> bool {
-    a.frames.len() == b.frames.len()
-        && a.frames
-            .iter()
-            .zip(&b.frames)
-            .all(|(x, y)| x.name == y.name)
 }
 
 /// The tables' hash maps. Their keys are the profile's own frame names and stacks, not an adversary's,

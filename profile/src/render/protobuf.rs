@@ -77,12 +77,26 @@ impl Writer {
     /// message.
     pub fn message(&mut self, field: u32, body: impl FnOnce(&mut Writer)) {
         self.key(field, LEN);
-        let start = self.buf.len();
+        // One byte for the length, which is its whole varint when the body is under 128 bytes (a
+        // sample, a location, a function): the body is then written in place, not moved.
+        let at = self.buf.len();
+        self.buf.push(0);
         body(self);
-        let len = (self.buf.len() - start) as u64;
-        let mut prefix = Writer::new();
-        prefix.varint(len);
-        self.buf.splice(start..start, prefix.buf);
+        let len = (self.buf.len() - at - 1) as u64;
+        if len < 0x80 {
+            self.buf[at] = len as u8;
+        } else {
+            let mut prefix = [0u8; 10];
+            let mut n = 0;
+            let mut v = len;
+            while v >= 0x80 {
+                prefix[n] = v as u8 | 0x80;
+                v >>= 7;
+                n += 1;
+            }
+            prefix[n] = v as u8;
+            self.buf.splice(at..at + 1, prefix[..=n].iter().copied());
+        }
     }
 }
 

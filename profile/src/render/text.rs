@@ -172,7 +172,7 @@ fn heap(s: &mut String, p: &Profile) {
     let _ = writeln!(s, "SITES END");
     for (i, site) in sites.iter().enumerate() {
         let _ = writeln!(s, "TRACE {}:", 300_001 + i);
-        for f in &site.stack {
+        for f in p.stack(&site.stack) {
             let place = match (&f.file, f.line) {
                 (Some(file), Some(line)) => format!("{file}:{line}"),
                 (Some(file), None) => file.clone(),
