@@ -91,6 +91,9 @@ impl FlameView {
     }
 }
 
+/// A stack (flame frame ids, the outermost first) and its values in the views drawn from its row.
+type Row<const N: usize> = (Arc<[u32]>, [Option<u64>; N]);
+
 /// Whether a class name is the JDK's.
 pub fn is_jdk(class: &str) -> bool {
     ["java.", "javax.", "jdk.", "sun.", "com.sun."]
@@ -151,7 +154,7 @@ pub fn views<'p>(p: &'p Profile) -> Vec<FlameView> {
     };
     // Allocation stacks, made once and shared by the four allocation views: (frames, [objects, bytes,
     // live objects, live bytes]). By site and stack when there are sites, else by class alone.
-    let allocations: Vec<(Arc<[u32]>, [Option<u64>; 4])> = if !p.sites.is_empty() {
+    let allocations: Vec<Row<4>> = if !p.sites.is_empty() {
         p.sites
             .iter()
             .map(|s| {
@@ -184,7 +187,7 @@ pub fn views<'p>(p: &'p Profile) -> Vec<FlameView> {
             })
             .collect()
     };
-    let calls: Vec<(Arc<[u32]>, [Option<u64>; 3])> = p
+    let calls: Vec<Row<3>> = p
         .calls
         .iter()
         .flat_map(|c| &c.paths)
@@ -207,7 +210,7 @@ pub fn views<'p>(p: &'p Profile) -> Vec<FlameView> {
         out.into()
     };
     let monitors = p.threads.as_ref().map(|t| &t.monitors);
-    let contended: Vec<(Arc<[u32]>, [Option<u64>; 1])> = monitors
+    let contended: Vec<Row<1>> = monitors
         .iter()
         .flat_map(|m| &m.contended)
         .map(|c| {
@@ -217,7 +220,7 @@ pub fn views<'p>(p: &'p Profile) -> Vec<FlameView> {
             )
         })
         .collect();
-    let waits: Vec<(Arc<[u32]>, [Option<u64>; 1])> = monitors
+    let waits: Vec<Row<1>> = monitors
         .iter()
         .flat_map(|m| &m.waits)
         .map(|w| {
@@ -240,7 +243,7 @@ pub fn views<'p>(p: &'p Profile) -> Vec<FlameView> {
             });
         }
     };
-    fn pick<const N: usize>(rows: &[(Arc<[u32]>, [Option<u64>; N])], k: usize) -> Vec<FlameStack> {
+    fn pick<const N: usize>(rows: &[Row<N>], k: usize) -> Vec<FlameStack> {
         rows.iter()
             .filter_map(|(frames, values)| {
                 let value = values[k].filter(|&v| v > 0)?;

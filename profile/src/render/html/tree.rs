@@ -94,7 +94,6 @@ struct Union {
     /// Per node, in preorder: its name (page name index) and depth.
     name: Vec<u32>,
     depth: Vec<u32>,
-    parent: Vec<u32>,
     /// The index after the node's subtree.
     end: Vec<u32>,
     /// The leaf node of each view's each stack.
@@ -119,12 +118,9 @@ impl Union {
             table_of.push(t);
         }
         let rank = names.ranks();
-        // Each distinct stack once (by pointer and table), as the ranks of its frames' names, written
-        // big-endian in as few bytes as the ranks need: sorting the stacks is then comparing bytes,
-        // which the library does many at a time.
-        let width = if rank.len() <= 1 << 16 { 2 } else { 4 };
+        // Each distinct stack once (by pointer and table), as the ranks of its frames' names.
         let mut distinct: HashMap<(usize, usize, usize), u32, Fx> = HashMap::default();
-        let mut keys: Vec<u8> = Vec::new();
+        let mut ranks: Vec<u32> = Vec::new();
         let mut spans: Vec<(usize, usize)> = Vec::new();
         let mut stack_of: Vec<Vec<u32>> = Vec::with_capacity(views.len());
         for (v, &t) in views.iter().zip(&table_of) {
@@ -133,12 +129,9 @@ impl Union {
             for s in &v.stacks {
                 let key = (s.frames.as_ptr() as usize, s.frames.len(), t);
                 let id = *distinct.entry(key).or_insert_with(|| {
-                    let start = keys.len();
-                    for &f in s.frames.iter() {
-                        let r = rank[map[f as usize] as usize].to_be_bytes();
-                        keys.extend_from_slice(&r[4 - width..]);
-                    }
-                    spans.push((start, keys.len()));
+                    let start = ranks.len();
+                    ranks.extend(s.frames.iter().map(|&f| rank[map[f as usize] as usize]));
+                    spans.push((start, ranks.len()));
                     (spans.len() - 1) as u32
                 });
                 ids.push(id);
@@ -150,31 +143,28 @@ impl Union {
         // prefixes: each stack adds the nodes past what it shares with the one before.
         let key = |i: u32| {
             let (a, b) = spans[i as usize];
-            &keys[a..b]
+            &ranks[a..b]
         };
         let mut order: Vec<u32> = (0..spans.len() as u32).collect();
-        order.sort_unstable_by(|&a, &b| key(a).cmp(key(b)));
+        sort_stacks(&mut order, &ranks, &spans, rank.len());
         let by_rank = names.by_rank();
         let mut name = vec![ROOT_NAME];
         let mut depth = vec![0u32];
-        let mut parent = vec![0u32];
         let mut leaf_of = vec![0u32; spans.len()];
         // The nodes of the previous stack's path, root excluded.
         let mut path: Vec<u32> = Vec::new();
-        let mut previous: &[u8] = &[];
+        let mut previous: &[u32] = &[];
         for &i in &order {
             let frames = key(i);
             let shared = frames
-                .chunks_exact(width)
-                .zip(previous.chunks_exact(width))
+                .iter()
+                .zip(previous)
                 .take_while(|(a, b)| a == b)
                 .count();
             path.truncate(shared);
-            for (d, r) in frames.chunks_exact(width).enumerate().skip(shared) {
-                let r = r.iter().fold(0usize, |r, &b| r << 8 | usize::from(b));
-                parent.push(path.last().copied().unwrap_or(0));
+            for (d, &r) in frames.iter().enumerate().skip(shared) {
                 path.push(name.len() as u32);
-                name.push(by_rank[r]);
+                name.push(by_rank[r as usize]);
                 depth.push(d as u32 + 1);
             }
             leaf_of[i as usize] = path.last().copied().unwrap_or(0);
@@ -200,7 +190,6 @@ impl Union {
         Union {
             name,
             depth,
-            parent,
             end,
             leaf,
         }
@@ -210,20 +199,22 @@ impl Union {
     /// total, as 1/N) each run of sibling frames below that merged into one node.
     fn tree(&self, k: usize, view: &FlameView, merge_below: Option<u64>) -> Tree {
         let n = self.name.len();
-        let mut self_value = vec![0u64; n];
+        // Prefix sums of the self values in preorder: a node's total is the sum over its subtree,
+        // which is the contiguous range up to `end`, so it is one subtraction, and a subtree left out
+        // is never visited.
+        let mut prefix = vec![0u64; n + 1];
         for (s, &leaf) in view.stacks.iter().zip(&self.leaf[k]) {
-            let v = &mut self_value[leaf as usize];
-            *v = v.saturating_add(s.value);
+            let v = &mut prefix[leaf as usize + 1];
+            *v = v.wrapping_add(s.value);
         }
-        // Totals: children come after their parent, so one backward pass adds each to its parent.
-        let mut total = self_value.clone();
-        for i in (1..n).rev() {
-            let p = self.parent[i] as usize;
-            total[p] = total[p].saturating_add(total[i]);
+        for i in 0..n {
+            prefix[i + 1] = prefix[i + 1].wrapping_add(prefix[i]);
         }
+        let total = |i: usize| prefix[self.end[i] as usize].wrapping_sub(prefix[i]);
+        let self_of = |i: usize| prefix[i + 1].wrapping_sub(prefix[i]);
         // A small tree is sent whole: merging only pays where the page would be slow.
         let threshold = match merge_below {
-            Some(m) if n > MERGE_FROM_NODES => total[0] / m.max(1),
+            Some(m) if n > MERGE_FROM_NODES => total(0) / m.max(1),
             _ => 0,
         };
         let mut t = Tree {
@@ -234,15 +225,15 @@ impl Union {
         };
         let mut i = 0;
         while i < n {
-            if total[i] == 0 && i != 0 {
+            if i != 0 && total(i) == 0 {
                 i = self.end[i] as usize;
                 continue;
             }
-            if i != 0 && total[i] < threshold {
+            if i != 0 && total(i) < threshold {
                 let d = self.depth[i];
                 let mut sum = 0u64;
-                while i < n && self.depth[i] == d && total[i] < threshold {
-                    sum += total[i];
+                while i < n && self.depth[i] == d && total(i) < threshold {
+                    sum += total(i);
                     i = self.end[i] as usize;
                 }
                 t.name.push(MERGED_NAME);
@@ -253,11 +244,54 @@ impl Union {
             }
             t.name.push(self.name[i]);
             t.depth.push(self.depth[i]);
-            t.self_value.push(self_value[i]);
-            t.total.push(total[i]);
+            t.self_value.push(self_of(i));
+            t.total.push(total(i));
             i += 1;
         }
         t
+    }
+}
+
+/// Sorts stacks (`order`, indexes into `spans`, each a range of `ranks`) by their ranks, a stack before
+/// the longer ones it is a prefix of. Keys of several ranks packed in a u64 (each rank + 1, 0 past the
+/// end) are sorted as integers, and only runs of equal keys that go on are sorted again by the next
+/// ranks: far fewer steps than comparing rank slices, and no recursion however deep the stacks.
+fn sort_stacks(order: &mut [u32], ranks: &[u32], spans: &[(usize, usize)], names: usize) {
+    let bits: u32 = if names < (1 << 16) - 1 { 16 } else { 32 };
+    let per = (64 / bits) as usize;
+    let chunk = |i: u32, off: usize| -> u64 {
+        let (a, b) = spans[i as usize];
+        let mut k = 0u64;
+        for j in 0..per {
+            let at = a + off + j;
+            let r = if at < b { u64::from(ranks[at]) + 1 } else { 0 };
+            k = k << bits | r;
+        }
+        k
+    };
+    let last_mask = (1u64 << bits) - 1;
+    let mut keyed: Vec<(u64, u32)> = Vec::new();
+    let mut todo: Vec<(usize, usize, usize)> = vec![(0, order.len(), 0)];
+    while let Some((start, end, off)) = todo.pop() {
+        keyed.clear();
+        keyed.extend(order[start..end].iter().map(|&i| (chunk(i, off), i)));
+        keyed.sort_unstable();
+        let mut run = 0;
+        while run < keyed.len() {
+            let k = keyed[run].0;
+            let mut next = run + 1;
+            while next < keyed.len() && keyed[next].0 == k {
+                next += 1;
+            }
+            // Equal keys whose last rank is not past the end may differ further on.
+            if next - run > 1 && k & last_mask != 0 {
+                todo.push((start + run, start + next, off + per));
+            }
+            run = next;
+        }
+        for (o, &(_, i)) in order[start..end].iter_mut().zip(&keyed) {
+            *o = i;
+        }
     }
 }
 
