@@ -10,7 +10,7 @@ use std::collections::HashMap;
 use std::sync::atomic::Ordering;
 
 use instr_profile::model::{Frame, FrameTable, SiteRow};
-use instr_profile::{flame, render, Profile};
+use instr_profile::{render, Profile};
 use jni_sys::{jmethodID, jobject};
 use serde_json::{json, Value};
 
@@ -449,26 +449,11 @@ pub fn write_all(a: &Agent, jni: Jni, proxy: jobject, when: When) {
         When::AtExit => crate::monitor_report::at_exit(),
         When::OnDemand => crate::threads::section_now(jni),
     };
-    let views = flame::views(&profile);
-    let text = render::text::render(&profile);
-    let mut files = vec![
-        (format!("{prefix}.json"), profile.to_json().into_bytes()),
-        (format!("{prefix}.txt"), text.into_bytes()),
-        (
-            format!("{prefix}.collapsed"),
-            views
-                .iter()
-                .find(|v| v.id == "bytes")
-                .map(render::collapsed::render)
-                .unwrap_or_default()
-                .into_bytes(),
-        ),
-        (
-            format!("{prefix}.html"),
-            render::html::render(&format!("instr: pid {pid}"), &views).into_bytes(),
-        ),
-        (format!("{prefix}.pb.gz"), render::pprof::render(&views)),
-    ];
+    let mut files: Vec<(String, Vec<u8>)> =
+        render::files::agent_files(&profile, &format!("instr: pid {pid}"))
+            .into_iter()
+            .map(|(suffix, bytes)| (format!("{prefix}{suffix}"), bytes))
+            .collect();
     if calls.times {
         files.push((
             format!("{prefix}.cpu.collapsed"),

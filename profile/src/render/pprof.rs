@@ -89,7 +89,7 @@ struct Builder<'a> {
     functions: Vec<u64>,
     function_index: Map<&'a str, u64>,
     /// Location ids of each sample, leaf first, with the sample's index.
-    samples: Map<Vec<u64>, usize>,
+    samples: Samples,
     /// `values[i * types + t]`: sample `i`'s value of sample type `t`.
     values: Vec<u64>,
 }
@@ -102,7 +102,7 @@ impl<'a> Builder<'a> {
             sample_types: Vec::with_capacity(views.len()),
             functions: Vec::new(),
             function_index: Map::default(),
-            samples: Map::default(),
+            samples: Samples::default(),
             values: Vec::new(),
         };
         let mut used = Vec::new();
@@ -127,6 +127,7 @@ impl<'a> Builder<'a> {
         // from the sites, calls, CPU and wall from the call paths) share their stacks, which are then
         // turned into location ids and hashed once.
         let mut by_stack: Map<(usize, usize, usize), usize> = Map::default();
+        by_stack.reserve(views.iter().map(|v| v.stacks.len()).max().unwrap_or(0));
         for (t, view) in views.iter().enumerate() {
             let ptr = view.frames.as_ptr();
             let table = match tables.iter().position(|(p, _)| *p == ptr) {
@@ -174,12 +175,10 @@ impl<'a> Builder<'a> {
 
     /// The index of the sample of these location ids, a new one (all its values 0) if there is none.
     fn sample(&mut self, key: &[u64], types: usize) -> usize {
-        if let Some(&i) = self.samples.get(key) {
-            return i;
+        let (i, new) = self.samples.find_or_add(key);
+        if new {
+            self.values.resize(self.values.len() + types, 0);
         }
-        let i = self.samples.len();
-        self.samples.insert(key.to_vec(), i);
-        self.values.resize(self.values.len() + types, 0);
         i
     }
 
@@ -207,10 +206,10 @@ impl<'a> Builder<'a> {
 
     fn write(self) -> Vec<u8> {
         let types = self.sample_types.len();
-        let mut samples: Vec<(Vec<u64>, usize)> = self.samples.into_iter().collect();
-        samples.sort_unstable_by_key(|&(_, i)| i);
 
-        let mut w = Writer::new();
+        // About what the samples take (a byte or two per location id, a few per value): the buffer
+        // then grows once or twice rather than copying itself twenty times.
+        let mut w = Writer::with_capacity(self.samples.ids.len() * 2 + self.values.len() * 4 + 4096);
         // Profile.sample_type = 1: ValueType { type = 1, unit = 2 }.
         for &(ty, unit) in &self.sample_types {
             w.message(1, |m| {
@@ -219,7 +218,8 @@ impl<'a> Builder<'a> {
             });
         }
         // Profile.sample = 2: Sample { location_id = 1, value = 2 }, both packed.
-        for (locations, i) in &samples {
+        for i in 0..self.samples.len() {
+            let locations = self.samples.get(i);
             let values = &self.values[i * types..(i + 1) * types];
             w.message(2, |m| {
                 m.packed(1, locations.iter().copied());
@@ -257,6 +257,56 @@ impl<'a> Builder<'a> {
             w.uint(14, ty);
         }
         w.into_bytes()
+    }
+}
+
+/// The samples' location ids, each distinct sequence once, numbered as first added: kept end to end in
+/// one vector and found through their hash, rather than a map of a vector per sample (an allocation
+/// and a free per sample, which was most of the encoding's time).
+#[derive(Default)]
+struct Samples {
+    ids: Vec<u64>,
+    /// Where each sample's ids start in `ids`; the last entry is the end.
+    starts: Vec<usize>,
+    /// The first sample of each hash; `next` chains the others of the same hash.
+    by_hash: Map<u64, usize>,
+    next: Vec<usize>,
+}
+
+impl Samples {
+    fn len(&self) -> usize {
+        self.starts.len().saturating_sub(1)
+    }
+
+    fn get(&self, i: usize) -> &[u64] {
+        &self.ids[self.starts[i]..self.starts[i + 1]]
+    }
+
+    /// The sample of `key`, and whether it is new.
+    fn find_or_add(&mut self, key: &[u64]) -> (usize, bool) {
+        let mut h = WordHash::default();
+        for &k in key {
+            h.mix(k);
+        }
+        h.mix(key.len() as u64);
+        let hash = h.finish();
+        let mut at = self.by_hash.get(&hash).copied();
+        while let Some(i) = at {
+            if self.get(i) == key {
+                return (i, false);
+            }
+            at = Some(self.next[i]).filter(|&n| n != usize::MAX);
+        }
+        if self.starts.is_empty() {
+            self.starts.push(0);
+        }
+        let i = self.len();
+        self.ids.extend_from_slice(key);
+        self.starts.push(self.ids.len());
+        // The new sample heads its hash's chain; the one it displaces comes next.
+        let previous = self.by_hash.insert(hash, i).unwrap_or(usize::MAX);
+        self.next.push(previous);
+        (i, true)
     }
 }
 

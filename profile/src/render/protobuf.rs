@@ -21,8 +21,10 @@ pub fn varint_len(v: u64) -> usize {
 }
 
 impl Writer {
-    pub fn new() -> Writer {
-        Writer::default()
+    pub fn with_capacity(bytes: usize) -> Writer {
+        Writer {
+            buf: Vec::with_capacity(bytes),
+        }
     }
 
     pub fn into_bytes(self) -> Vec<u8> {
@@ -107,7 +109,7 @@ mod tests {
     #[test]
     fn varints() {
         // The examples of the protobuf encoding guide: 1 is one byte, 150 is 0x96 0x01.
-        let mut w = Writer::new();
+        let mut w = Writer::default();
         w.varint(1);
         w.varint(150);
         w.varint(u64::MAX);
@@ -116,7 +118,7 @@ mod tests {
             [1, 0x96, 0x01, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x01]
         );
         for v in [0, 1, 127, 128, 16383, 16384, u64::MAX >> 1, u64::MAX] {
-            let mut w = Writer::new();
+            let mut w = Writer::default();
             w.varint(v);
             assert_eq!(w.into_bytes().len(), varint_len(v), "{v}");
         }
@@ -124,7 +126,7 @@ mod tests {
 
     #[test]
     fn fields() {
-        let mut w = Writer::new();
+        let mut w = Writer::default();
         w.uint(1, 0); // left out
         w.uint(1, 150);
         w.bytes(2, b"");
