@@ -179,3 +179,112 @@ fn agent_reports_render_the_same() {
     println!("{texts} threads reports ({sections} from PREFIX.json too), {blocks} monitor dumps' deadlocks");
     assert!(texts > 0, "no PREFIX.threads.json under {}", dir.display());
 }
+
+fn filtered(f: instr_profile::filter::Filter) -> Result<(Threads, Vec<String>), String> {
+    let p = Profile::from_json(THREADS).unwrap();
+    let out = f.apply(&p).map_err(|e| e.to_string())?;
+    Ok((out.profile.threads.expect("the section stays"), out.warnings))
+}
+
+#[test]
+fn package_filter_keeps_the_monitor_rows_of_the_package() {
+    let (t, _) = filtered(instr_profile::filter::Filter {
+        packages: vec!["app.Bank".into()],
+        ..Default::default()
+    })
+    .unwrap();
+    let m = &t.monitors;
+    let classes = |rows: Vec<&str>| rows.into_iter().map(String::from).collect::<Vec<_>>();
+    assert_eq!(
+        classes(m.contended.iter().map(|c| c.class.as_str()).collect()),
+        ["app.Bank$Account"]
+    );
+    assert!(m.waits.is_empty(), "app.Queue's waits are not app.Bank's");
+    assert_eq!(
+        classes(m.classes.iter().map(|c| c.class.as_str()).collect()),
+        ["app.Bank$Account"]
+    );
+    assert_eq!((m.total_blocked_ns, m.total_waited_ns), (7_500_000, 0));
+    assert!(t.deadlocks.is_empty(), "the deadlock is app.Dl's");
+    // The thread list is not per package.
+    assert_eq!(t.threads.len(), 4);
+}
+
+#[test]
+fn thread_filter_keeps_the_threads_rows_and_the_monitors_they_waited_for() {
+    let (t, warnings) = filtered(instr_profile::filter::Filter {
+        threads: vec!["t2".into()],
+        ..Default::default()
+    })
+    .unwrap();
+    assert!(t.threads.is_empty(), "no thread t2 in the thread list");
+    let m = &t.monitors;
+    assert_eq!(m.contended.len(), 1, "t2 waited for app.Bank$Account only");
+    assert_eq!(m.contended[0].class, "app.Bank$Account");
+    assert!(m.waits.is_empty());
+    assert_eq!(m.total_blocked_ns, m.contended[0].blocked_ns);
+    assert!(
+        warnings.iter().any(|w| w.contains("kept whole")),
+        "{warnings:?}"
+    );
+    assert!(
+        warnings.iter().any(|w| w.contains("allocations are not recorded per thread")),
+        "{warnings:?}"
+    );
+
+    let (t, _) = filtered(instr_profile::filter::Filter {
+        threads: vec!["dl-*".into()],
+        ..Default::default()
+    })
+    .unwrap();
+    assert_eq!(t.deadlocks.len(), 1, "the deadlock of dl-a and dl-b");
+
+    let e = filtered(instr_profile::filter::Filter {
+        threads: vec!["nosuch".into()],
+        ..Default::default()
+    })
+    .unwrap_err();
+    assert!(e.starts_with("--thread: no thread matches 'nosuch' (threads: main, Reference Handler, t1"), "{e}");
+}
+
+#[test]
+fn top_keeps_the_largest_threads_and_monitor_rows() {
+    let (t, _) = filtered(instr_profile::filter::Filter {
+        top: Some(1),
+        ..Default::default()
+    })
+    .unwrap();
+    assert_eq!(t.threads.len(), 1);
+    assert_eq!(t.threads[0].name, "main", "the most CPU time");
+    assert_eq!(t.monitors.contended.len(), 1);
+    assert_eq!(t.monitors.contended[0].class, "app.Bank$Account");
+    assert_eq!(t.monitors.waits.len(), 1);
+    assert_eq!(t.monitors.classes.len(), 1);
+    assert_eq!(t.monitors.total_blocked_ns, 7_500_000);
+}
+
+#[test]
+fn diff_shows_monitor_growth_without_failing_on_it() {
+    use instr_profile::render::diff;
+    let before = Profile::from_json(THREADS).unwrap();
+    let mut after = before.clone();
+    let m = &mut after.threads.as_mut().unwrap().monitors;
+    m.contended[0].count += 2;
+    m.contended[0].blocked_ns += 1_000_000;
+    m.total_blocked_ns += 1_000_000;
+    m.classes[0].contended += 2;
+    m.classes[0].blocked_ns += 1_000_000;
+    let d = diff::compare(&before, &after);
+    assert_eq!(d.monitors.len(), 1, "{:?}", d.monitors);
+    let row = &d.monitors[0];
+    assert_eq!(row.name, "blocked on app.Bank$Account");
+    assert_eq!((row.count_delta(), row.bytes_delta()), (2, 1_000_000));
+    assert!(d.grown_over(0).is_empty(), "monitor rows never fail --fail-over");
+    let text = d.to_text();
+    assert!(text.contains("MONITORS BEGIN"), "{text}");
+    assert!(text.contains("ns +/-"), "{text}");
+    let views = diff::flame(&before, &after);
+    let ids: Vec<&str> = views.iter().map(|v| v.id).collect();
+    assert_eq!(ids, ["monitors_grew"]);
+    assert_eq!(views[0].total(), 1_000_000);
+}
