@@ -331,6 +331,60 @@ pub struct Lock {
     pub rest: Map<String, Value>,
 }
 
+/// A monitor dump (`PREFIX.monitors.json`, schema `instr-monitors/1`): every thread at one moment with
+/// the monitors it owns and what it waits for, and every deadlock found so far. The agent writes it on a
+/// data dump request and when its watcher finds a new deadlock; the text form is rendered from this.
+#[derive(Serialize, Deserialize, Debug, Clone, Default, PartialEq)]
+pub struct MonitorDump {
+    pub schema: String,
+    #[serde(default)]
+    pub pid: u32,
+    /// What asked for the dump: `data dump request`, `deadlock watcher`.
+    #[serde(default)]
+    pub reason: String,
+    /// Nanoseconds since the agent loaded.
+    #[serde(default)]
+    pub time_ns: u64,
+    #[serde(default)]
+    pub threads: Vec<DumpThread>,
+    #[serde(default)]
+    pub deadlocks: Vec<Deadlock>,
+    #[serde(flatten)]
+    pub rest: Map<String, Value>,
+}
+
+#[derive(Serialize, Deserialize, Debug, Clone, Default, PartialEq)]
+pub struct DumpThread {
+    pub id: i64,
+    pub name: String,
+    #[serde(default)]
+    pub daemon: bool,
+    #[serde(default)]
+    pub state: String,
+    /// The monitors and ownable synchronizers it holds (`depth`: the frame that locked it).
+    #[serde(default)]
+    pub owned: Vec<Lock>,
+    #[serde(default)]
+    pub waiting_for: Option<DumpWait>,
+    /// The top frame first.
+    #[serde(default)]
+    pub stack: Vec<Frame>,
+    #[serde(flatten)]
+    pub rest: Map<String, Value>,
+}
+
+/// What a thread of a dump waits for, and who holds it when that is known.
+#[derive(Serialize, Deserialize, Debug, Clone, Default, PartialEq)]
+pub struct DumpWait {
+    /// `enter`, `wait` or `park`.
+    pub kind: String,
+    pub monitor: Lock,
+    #[serde(default)]
+    pub owner: Option<ThreadRef>,
+    #[serde(flatten)]
+    pub rest: Map<String, Value>,
+}
+
 /// Why a file is not a profile: one line, naming the problem (the caller adds the file).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum ProfileError {

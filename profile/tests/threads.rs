@@ -288,3 +288,42 @@ fn diff_shows_monitor_growth_without_failing_on_it() {
     assert_eq!(ids, ["monitors_grew"]);
     assert_eq!(views[0].total(), 1_000_000);
 }
+
+#[test]
+fn a_monitor_dump_renders_as_a_thread_dump() {
+    let dump: instr_profile::model::MonitorDump = serde_json::from_value(serde_json::json!({
+        "schema": "instr-monitors/1", "pid": 7, "reason": "data dump request", "time_ns": 1_500_000_000u64,
+        "threads": [
+            {"id": 1, "name": "main", "daemon": false, "state": "TIMED_WAITING", "owned": [],
+             "waiting_for": null,
+             "stack": [{"class": "java.lang.Thread", "method": "sleep", "descriptor": "(J)V", "file": null, "line": null}]},
+            {"id": 21, "name": "w", "daemon": true, "state": "BLOCKED",
+             "owned": [{"class": "app.A", "id": 255, "kind": "monitor", "depth": 0},
+                       {"class": "java.util.concurrent.locks.ReentrantLock$NonfairSync", "id": -2, "kind": "ownable synchronizer", "depth": -1}],
+             "waiting_for": {"kind": "enter", "monitor": {"class": "app.B", "id": 16, "kind": "monitor", "depth": -1},
+                             "owner": {"id": 22, "name": "v"}},
+             "stack": [{"class": "app.W", "method": "run", "descriptor": "()V", "file": "W.java", "line": 9}]}
+        ],
+        "deadlocks": []
+    }))
+    .unwrap();
+    let text = threads_text::monitor_dump_text(&dump);
+    let expected = "instr monitor dump, pid 7, data dump request, 1.500 s after start
+
+DEADLOCKS BEGIN (0 found)
+DEADLOCKS END
+
+MONITOR DUMP BEGIN (2 threads)
+\"main\" id=1 TIMED_WAITING
+\tat java.lang.Thread.sleep(Unknown Source)
+
+\"w\" id=21 daemon BLOCKED
+    waiting to lock <app.B@10> held by \"v\" id=22
+\tat app.W.run(W.java:9)
+\t- locked <app.A@ff>
+\t- holds <java.util.concurrent.locks.ReentrantLock$NonfairSync@fffffffe> (ownable synchronizer)
+
+MONITOR DUMP END
+";
+    assert_eq!(text, expected);
+}

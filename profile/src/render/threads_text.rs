@@ -5,7 +5,7 @@
 
 use std::fmt::Write as _;
 
-use crate::model::{Deadlock, DeadlockThread, Frame, Lock, Profile, Threads};
+use crate::model::{Deadlock, DeadlockThread, DumpThread, Frame, Lock, MonitorDump, Profile, Threads};
 
 /// The report of `p`'s threads section; `None` when the thread profiler did not run.
 pub fn render(p: &Profile) -> Option<String> {
@@ -180,6 +180,60 @@ fn dump_frame(f: &Frame) -> String {
 
 fn lock_text(l: &Lock) -> String {
     format!("<{}@{:x}>", l.class, l.id as u32)
+}
+
+/// A monitor dump's text (`PREFIX.monitors.txt`): its header, the deadlocks, then every thread as in a
+/// Java thread dump, with the monitors locked at each frame.
+pub fn monitor_dump_text(d: &MonitorDump) -> String {
+    let mut s = String::new();
+    let _ = writeln!(
+        s,
+        "instr monitor dump, pid {}, {}, {:.3} s after start\n",
+        d.pid,
+        d.reason,
+        d.time_ns as f64 / 1e9
+    );
+    deadlocks_text(&mut s, &d.deadlocks);
+    let _ = writeln!(s, "\nMONITOR DUMP BEGIN ({} threads)", d.threads.len());
+    for t in &d.threads {
+        dump_thread_text(&mut s, t);
+    }
+    let _ = writeln!(s, "MONITOR DUMP END");
+    s
+}
+
+fn dump_thread_text(s: &mut String, t: &DumpThread) {
+    let _ = writeln!(
+        s,
+        "\"{}\" id={}{} {}",
+        t.name,
+        t.id,
+        if t.daemon { " daemon" } else { "" },
+        t.state
+    );
+    if let Some(w) = &t.waiting_for {
+        let what = match w.kind.as_str() {
+            "enter" => "waiting to lock",
+            "wait" => "waiting on",
+            _ => "parked waiting for",
+        };
+        let owner = w
+            .owner
+            .as_ref()
+            .map(|o| format!(" held by \"{}\" id={}", o.name, o.id))
+            .unwrap_or_default();
+        let _ = writeln!(s, "    {what} {}{owner}", lock_text(&w.monitor));
+    }
+    for (i, f) in t.stack.iter().enumerate() {
+        let _ = writeln!(s, "\tat {}", dump_frame(f));
+        for l in t.owned.iter().filter(|l| l.depth == i as i32) {
+            let _ = writeln!(s, "\t- locked {}", lock_text(l));
+        }
+    }
+    for l in t.owned.iter().filter(|l| l.depth < 0) {
+        let _ = writeln!(s, "\t- holds {} ({})", lock_text(l), l.kind);
+    }
+    s.push('\n');
 }
 
 /// The deadlocks, as in the agent's monitor dumps (`PREFIX.monitors.txt`).
