@@ -1,4 +1,5 @@
-//! The `instr` command: reads the profiles the agent writes (`PREFIX.json`, schema `instr-profile/1`)
+//! The `instr` command: reads the profiles the agent writes (`PREFIX.json`, schema `instr-profile/2`;
+//! `instr-profile/1` and `instr-heap/1` are read too)
 //! and renders them (`instr report`), compares two of them (`instr diff`) and prints shell completions.
 //! Everything it draws comes from `instr-profile`'s pure renderers; this module is the command line,
 //! the files and the exit status around them.
