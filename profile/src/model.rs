@@ -469,7 +469,11 @@ impl Profile {
     /// The JSON text, as the agent writes it: the document's fields one a line, and each element of an
     /// array (a frame, a site with its stack, a call path) on one line of its own.
     pub fn to_json(&self) -> String {
-        let mut out = Vec::with_capacity(64 * (self.sites.len() + self.frames.len() + 64));
+        // About what a site, a call path or a frame takes on its line: the buffer is then not copied
+        // as it grows through tens of megabytes.
+        let paths = self.calls.as_ref().map_or(0, |c| c.paths.len());
+        let rows = self.sites.len() + paths + self.frames.len() + self.methods.len();
+        let mut out = Vec::with_capacity(128 * rows + 4096);
         let mut ser = serde_json::Serializer::with_formatter(&mut out, RowsFormatter::default());
         self.serialize(&mut ser).expect("a profile is plain data");
         out.push(b'\n');

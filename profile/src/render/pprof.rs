@@ -123,11 +123,14 @@ impl<'a> Builder<'a> {
         // Function ids per frame of each view's frame table (0: not met yet), so a frame's name is
         // looked up once per table rather than once per stack; the views of a profile share one table.
         let mut tables: Vec<(*const FlameFrame, Vec<u64>)> = Vec::new();
-        // The sample of each stack met, by pointer: views drawn from the same rows (objects and bytes
-        // from the sites, calls, CPU and wall from the call paths) share their stacks, which are then
-        // turned into location ids and hashed once.
-        let mut by_stack: Map<(usize, usize, usize), usize> = Map::default();
-        by_stack.reserve(views.iter().map(|v| v.stacks.len()).max().unwrap_or(0));
+        // The previous view's stacks and their samples, by position: views drawn from the same rows
+        // (objects and bytes from the sites, calls, CPU and wall from the call paths) list the same
+        // stacks (the same pointers) in the same order, so a stack is found there without turning it
+        // into location ids and hashing them again. A stack not at its place is looked up by its ids.
+        let mut previous: Vec<(usize, usize)> = Vec::new();
+        let most = views.iter().map(|v| v.stacks.len()).max().unwrap_or(0);
+        b.samples.by_hash.reserve(most);
+        let mut current: Vec<(usize, usize)> = Vec::new();
         for (t, view) in views.iter().enumerate() {
             let ptr = view.frames.as_ptr();
             let table = match tables.iter().position(|(p, _)| *p == ptr) {
@@ -137,15 +140,17 @@ impl<'a> Builder<'a> {
                     tables.len() - 1
                 }
             };
-            for stack in &view.stacks {
+            current.clear();
+            for (n, stack) in view.stacks.iter().enumerate() {
                 // A stack of value 0 is no sample of its own.
                 if stack.value == 0 {
+                    current.push((0, usize::MAX));
                     continue;
                 }
-                let id = (stack.frames.as_ptr() as usize, stack.frames.len(), table);
-                let sample = match by_stack.get(&id) {
-                    Some(&i) => i,
-                    None => {
+                let id = stack.frames.as_ptr() as usize;
+                let sample = match previous.get(n) {
+                    Some(&(p, i)) if p == id && i != usize::MAX => i,
+                    _ => {
                         key.clear();
                         // FlameStack is root first; pprof's location_id is leaf first.
                         for &f in stack.frames.iter().rev() {
@@ -159,16 +164,16 @@ impl<'a> Builder<'a> {
                             };
                             key.push(function);
                         }
-                        let i = b.sample(&key, types);
-                        by_stack.insert(id, i);
-                        i
+                        b.sample(&key, types)
                     }
                 };
+                current.push((id, sample));
                 // One stack twice in a view (two sites whose frames have the same names) is one
                 // sample: their values add up, so the view's total is kept.
                 let v = &mut b.values[sample * types + t];
                 *v = v.saturating_add(stack.value);
             }
+            std::mem::swap(&mut previous, &mut current);
         }
         b
     }
