@@ -168,8 +168,7 @@ fn jni_allocations_are_counted_once() {
                 "JniAlloc",
             );
             check(&format!("[{}] {mode} JniAlloc", jdk.version), &out);
-            let r: Value =
-                profile_json(&fs::read_to_string(dir.join("out.json")).unwrap());
+            let r: Value = profile_json(&fs::read_to_string(dir.join("out.json")).unwrap());
             assert_eq!(
                 class_count(&r, "JniAlloc$ByAllocObject"),
                 30,
@@ -388,8 +387,7 @@ fn exit_while_threads_allocate() {
                 &format!("[{}] ExitWhileAllocating {extra}", jdk.version),
                 &out,
             );
-            let report: Value =
-                profile_json(&fs::read_to_string(dir.join("out.json")).unwrap());
+            let report: Value = profile_json(&fs::read_to_string(dir.join("out.json")).unwrap());
             assert!(
                 class_count(&report, "int[]") > 0,
                 "[{}] no int[] counted",
@@ -459,8 +457,7 @@ fn short_lived_threads_keep_counts_exact() {
                 } else {
                     200 + printed("virtual ")
                 };
-                let r: Value =
-                    profile_json(&fs::read_to_string(dir.join("out.json")).unwrap());
+                let r: Value = profile_json(&fs::read_to_string(dir.join("out.json")).unwrap());
                 assert_eq!(
                     class_count(&r, "ShortLivedThreads$Worker"),
                     threads * 1000,

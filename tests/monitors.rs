@@ -406,7 +406,9 @@ fn deadlocks_and_monitor_dump_on_demand() {
             let t = listed
                 .iter()
                 .find(|t| t["name"] == name)
-                .unwrap_or_else(|| panic!("[{v}] {name} missing from the on-demand threads section"));
+                .unwrap_or_else(|| {
+                    panic!("[{v}] {name} missing from the on-demand threads section")
+                });
             assert!(t["end_ns"].is_null(), "[{v}] {name} is alive: {t}");
             // On demand, "at exit" is when the section was taken (docs/REPORTS.md).
             assert_eq!(t["alive_at_exit"], true, "[{v}] alive when taken: {t}");

@@ -471,5 +471,3 @@ fn dump_json(reason: &str, threads: &[ThreadView], cycles: &[Cycle]) -> Value {
         "deadlocks": cycles.iter().map(cycle_json).collect::<Vec<_>>(),
     })
 }
-
-

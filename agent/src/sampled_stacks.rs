@@ -185,14 +185,20 @@ mod tests {
             (vec![frame("leaf", 10), frame("viaB", 4)], 100),
             (vec![frame("other", 1), frame("viaB", 4)], 100),
         ];
-        let out = split(vec![site(10, leaf10), site(99, leaf99)], samples, &table.frames);
+        let out = split(
+            vec![site(10, leaf10), site(99, leaf99)],
+            samples,
+            &table.frames,
+        );
         let rows: Vec<(u64, u64, &str, bool)> = out
             .iter()
             .map(|s| {
                 (
                     s.count,
                     s.bytes,
-                    table.frames[*s.frames.last().unwrap() as usize].method.as_str(),
+                    table.frames[*s.frames.last().unwrap() as usize]
+                        .method
+                        .as_str(),
                     s.estimated,
                 )
             })

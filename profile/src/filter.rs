@@ -107,9 +107,7 @@ impl Filter {
             self.threads_by_package(t);
         }
         if let Some(calls) = &mut p.calls {
-            calls
-                .paths
-                .retain(|path| any_in(&path.frames));
+            calls.paths.retain(|path| any_in(&path.frames));
             if let Some(Value::Array(threads)) = calls.rest.get_mut("threads") {
                 for t in threads.iter_mut() {
                     if let Some(Value::Array(methods)) = t.get_mut("methods") {
@@ -163,8 +161,10 @@ impl Filter {
     /// rows they waited in (a row's times are every waiter's together: they are not recorded per
     /// thread, so a row is kept whole), and the deadlocks they are in. False when no thread matches.
     fn threads_by_thread(&self, t: &mut Threads, warnings: &mut Vec<String>) -> bool {
-        t.threads.retain(|th| self.name_matches(&th.name, Some(th.id)));
-        let waited = |waiters: &[ThreadCount]| waiters.iter().any(|w| self.name_matches(&w.thread, None));
+        t.threads
+            .retain(|th| self.name_matches(&th.name, Some(th.id)));
+        let waited =
+            |waiters: &[ThreadCount]| waiters.iter().any(|w| self.name_matches(&w.thread, None));
         let m = &mut t.monitors;
         m.contended.retain(|c| waited(&c.waiters));
         m.waits.retain(|w| waited(&w.waiters));
@@ -183,7 +183,10 @@ impl Filter {
                 .iter()
                 .any(|th| self.name_matches(&th.name, Some(th.id)))
         });
-        !t.threads.is_empty() || !t.monitors.contended.is_empty() || !t.monitors.waits.is_empty() || !t.deadlocks.is_empty()
+        !t.threads.is_empty()
+            || !t.monitors.contended.is_empty()
+            || !t.monitors.waits.is_empty()
+            || !t.deadlocks.is_empty()
     }
 
     fn thread_matches(&self, t: &Value) -> bool {
@@ -365,7 +368,8 @@ fn top(p: &mut Profile, n: usize) {
         m.contended.truncate(n);
         m.waits.sort_by_key(|r| Reverse(r.waited_ns));
         m.waits.truncate(n);
-        m.classes.sort_by_key(|r| Reverse(r.blocked_ns.saturating_add(r.waited_ns)));
+        m.classes
+            .sort_by_key(|r| Reverse(r.blocked_ns.saturating_add(r.waited_ns)));
         m.classes.truncate(n);
     }
     // Stable sorts: rows of equal weight keep the report's order.

@@ -6,7 +6,6 @@ use std::sync::Arc;
 
 use crate::model::{Frame, Profile};
 
-
 /// What a frame is, for its colour.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum FrameKind {
@@ -200,15 +199,16 @@ pub fn views<'p>(p: &'p Profile) -> Vec<FlameView> {
         .collect();
     // Monitor stacks end in the monitor's class, as allocation stacks end in the allocated class: the
     // graph then shows which lock a method waited for, and two locks taken at one place stay apart.
-    let mut monitor_stack = |table: &mut FlameTable, stack: &[Frame], class: &'p str| -> Arc<[u32]> {
-        let mut out: Vec<u32> = stack
-            .iter()
-            .rev()
-            .map(|f| table.intern(&f.name(), kind_of(&f.class)))
-            .collect();
-        out.push(class_id(table, class));
-        out.into()
-    };
+    let mut monitor_stack =
+        |table: &mut FlameTable, stack: &[Frame], class: &'p str| -> Arc<[u32]> {
+            let mut out: Vec<u32> = stack
+                .iter()
+                .rev()
+                .map(|f| table.intern(&f.name(), kind_of(&f.class)))
+                .collect();
+            out.push(class_id(table, class));
+            out.into()
+        };
     let monitors = p.threads.as_ref().map(|t| &t.monitors);
     let contended: Vec<Row<1>> = monitors
         .iter()

@@ -3,6 +3,8 @@
 //! report holds is kept as it was read (`rest`), so that reading a report and writing it again loses
 //! nothing, and a field added to the report needs no change here until a renderer uses it.
 
+use std::io;
+
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
@@ -332,54 +334,54 @@ pub struct Lock {
 }
 
 /// A monitor dump (`PREFIX.monitors.json`, schema `instr-monitors/1`): every thread at one moment with
-/// the monitors it owns and what it waits for, and every deadlock found so far. The agent writes it on a
+/// the monitors it owns and what it waits for, and every deadlock found so far. A field a dump lacks
+/// reads as empty (the dump types default as a whole). The agent writes it on a
 /// data dump request and when its watcher finds a new deadlock; the text form is rendered from this.
 #[derive(Serialize, Deserialize, Debug, Clone, Default, PartialEq)]
+#[serde(default)]
 pub struct MonitorDump {
     pub schema: String,
-    #[serde(default)]
     pub pid: u32,
     /// What asked for the dump: `data dump request`, `deadlock watcher`.
-    #[serde(default)]
     pub reason: String,
     /// Nanoseconds since the agent loaded.
-    #[serde(default)]
     pub time_ns: u64,
-    #[serde(default)]
     pub threads: Vec<DumpThread>,
-    #[serde(default)]
     pub deadlocks: Vec<Deadlock>,
     #[serde(flatten)]
     pub rest: Map<String, Value>,
 }
 
 #[derive(Serialize, Deserialize, Debug, Clone, Default, PartialEq)]
+#[serde(default)]
 pub struct DumpThread {
+    /// Who it is, its state and its stack.
+    #[serde(flatten)]
+    pub thread: DumpedThread,
+    /// The monitors and ownable synchronizers it holds (`depth`: the frame that locked it).
+    pub owned: Vec<Lock>,
+    pub waiting_for: Option<DumpWait>,
+}
+
+/// A thread of a monitor dump as a thread dump heads it: `"name" id=N daemon STATE`, then its frames.
+#[derive(Serialize, Deserialize, Debug, Clone, Default, PartialEq)]
+#[serde(default)]
+pub struct DumpedThread {
     pub id: i64,
     pub name: String,
-    #[serde(default)]
     pub daemon: bool,
-    #[serde(default)]
     pub state: String,
-    /// The monitors and ownable synchronizers it holds (`depth`: the frame that locked it).
-    #[serde(default)]
-    pub owned: Vec<Lock>,
-    #[serde(default)]
-    pub waiting_for: Option<DumpWait>,
     /// The top frame first.
-    #[serde(default)]
     pub stack: Vec<Frame>,
-    #[serde(flatten)]
-    pub rest: Map<String, Value>,
 }
 
 /// What a thread of a dump waits for, and who holds it when that is known.
 #[derive(Serialize, Deserialize, Debug, Clone, Default, PartialEq)]
+#[serde(default)]
 pub struct DumpWait {
     /// `enter`, `wait` or `park`.
     pub kind: String,
     pub monitor: Lock,
-    #[serde(default)]
     pub owner: Option<ThreadRef>,
     #[serde(flatten)]
     pub rest: Map<String, Value>,
@@ -568,7 +570,7 @@ struct RowsFormatter {
 }
 
 impl RowsFormatter {
-    fn begin<W: ?Sized + std::io::Write>(&mut self, w: &mut W, bracket: &[u8]) -> std::io::Result<()> {
+    fn begin<W: ?Sized + io::Write>(&mut self, w: &mut W, bracket: &[u8]) -> io::Result<()> {
         let inline = self.in_array || self.open.last().is_some_and(|o| o.0);
         self.open.push((inline, false));
         if !inline {
@@ -577,7 +579,7 @@ impl RowsFormatter {
         w.write_all(bracket)
     }
 
-    fn end<W: ?Sized + std::io::Write>(&mut self, w: &mut W, bracket: &[u8]) -> std::io::Result<()> {
+    fn end<W: ?Sized + io::Write>(&mut self, w: &mut W, bracket: &[u8]) -> io::Result<()> {
         let (inline, has_value) = self.open.pop().unwrap_or((true, false));
         if !inline {
             self.indent -= 1;
@@ -588,7 +590,7 @@ impl RowsFormatter {
         w.write_all(bracket)
     }
 
-    fn newline<W: ?Sized + std::io::Write>(&self, w: &mut W) -> std::io::Result<()> {
+    fn newline<W: ?Sized + io::Write>(&self, w: &mut W) -> io::Result<()> {
         w.write_all(b"\n")?;
         for _ in 0..self.indent {
             w.write_all(b"  ")?;
@@ -597,7 +599,7 @@ impl RowsFormatter {
     }
 
     /// Before an element or a key: the separator, and on its own line unless the container is inline.
-    fn item<W: ?Sized + std::io::Write>(&mut self, w: &mut W, first: bool) -> std::io::Result<()> {
+    fn item<W: ?Sized + io::Write>(&mut self, w: &mut W, first: bool) -> io::Result<()> {
         let inline = match self.open.last_mut() {
             Some(o) => {
                 o.1 = true;
@@ -615,43 +617,37 @@ impl RowsFormatter {
     }
 }
 
+/// One method of the formatter trait that calls one of the formatter's own.
+macro_rules! formats {
+    ($name:ident($($arg:ident: $ty:ty),*) => |$this:ident, $w:ident| $body:expr) => {
+        fn $name<W: ?Sized + io::Write>(&mut self, $w: &mut W, $($arg: $ty),*) -> io::Result<()> {
+            let $this = self;
+            $body
+        }
+    };
+}
+
 impl serde_json::ser::Formatter for RowsFormatter {
-    fn begin_array<W: ?Sized + std::io::Write>(&mut self, w: &mut W) -> std::io::Result<()> {
-        self.begin(w, b"[")
-    }
-    fn end_array<W: ?Sized + std::io::Write>(&mut self, w: &mut W) -> std::io::Result<()> {
-        self.end(w, b"]")
-    }
-    fn begin_array_value<W: ?Sized + std::io::Write>(
-        &mut self,
-        w: &mut W,
-        first: bool,
-    ) -> std::io::Result<()> {
-        self.in_array = true;
-        self.item(w, first)
-    }
-    fn end_array_value<W: ?Sized + std::io::Write>(&mut self, _w: &mut W) -> std::io::Result<()> {
-        self.in_array = false;
+    formats!(begin_array() => |f, w| f.begin(w, b"["));
+    formats!(end_array() => |f, w| f.end(w, b"]"));
+    formats!(begin_object() => |f, w| f.begin(w, b"{"));
+    formats!(end_object() => |f, w| f.end(w, b"}"));
+    formats!(begin_array_value(first: bool) => |f, w| {
+        f.in_array = true;
+        f.item(w, first)
+    });
+    formats!(end_array_value() => |f, _w| {
+        f.in_array = false;
         Ok(())
-    }
-    fn begin_object<W: ?Sized + std::io::Write>(&mut self, w: &mut W) -> std::io::Result<()> {
-        self.begin(w, b"{")
-    }
-    fn end_object<W: ?Sized + std::io::Write>(&mut self, w: &mut W) -> std::io::Result<()> {
-        self.end(w, b"}")
-    }
-    fn begin_object_key<W: ?Sized + std::io::Write>(
-        &mut self,
-        w: &mut W,
-        first: bool,
-    ) -> std::io::Result<()> {
-        self.in_array = false;
-        self.item(w, first)
-    }
-    fn begin_object_value<W: ?Sized + std::io::Write>(&mut self, w: &mut W) -> std::io::Result<()> {
-        let inline = self.open.last().is_some_and(|o| o.0);
+    });
+    formats!(begin_object_key(first: bool) => |f, w| {
+        f.in_array = false;
+        f.item(w, first)
+    });
+    formats!(begin_object_value() => |f, w| {
+        let inline = f.open.last().is_some_and(|o| o.0);
         w.write_all(if inline { b":" } else { b": " })
-    }
+    });
 }
 
 impl Frame {

@@ -250,13 +250,20 @@ fn a_big_page_merges_frames_too_small_to_see_and_keeps_its_totals() {
             .collect()
     };
     for (v, d) in views.iter().zip(all) {
-        let shape = d.get("shape").map_or(d, |s| &all[s.as_u64().unwrap() as usize]);
+        let shape = d
+            .get("shape")
+            .map_or(d, |s| &all[s.as_u64().unwrap() as usize]);
         let (name, depth, own) = (
             numbers(&shape["name"]),
             numbers(&shape["depth"]),
             numbers(&d["self"]),
         );
-        assert_eq!(own.iter().sum::<i64>() as u64, v.total(), "{}: exact total", v.id);
+        assert_eq!(
+            own.iter().sum::<i64>() as u64,
+            v.total(),
+            "{}: exact total",
+            v.id
+        );
         // Subtree totals from the preorder: a node's subtree is the run of deeper nodes after it.
         let n = name.len();
         let mut total = own.clone();
@@ -280,9 +287,18 @@ fn a_big_page_merges_frames_too_small_to_see_and_keeps_its_totals() {
         assert!(merged > 0, "{}: nothing merged in {n} nodes", v.id);
         for i in 1..n {
             if name[i] == -2 {
-                assert!(i + 1 == n || depth[i + 1] <= depth[i], "{}: a merged node has no children", v.id);
+                assert!(
+                    i + 1 == n || depth[i + 1] <= depth[i],
+                    "{}: a merged node has no children",
+                    v.id
+                );
             } else {
-                assert!(total[i] >= threshold, "{}: node {i} ({}) is below the threshold", v.id, total[i]);
+                assert!(
+                    total[i] >= threshold,
+                    "{}: node {i} ({}) is below the threshold",
+                    v.id,
+                    total[i]
+                );
             }
         }
         println!("{}: {n} nodes, {merged} of them merged runs", v.id);

@@ -14,9 +14,15 @@ fn a_report_of_schema_1_reads_into_the_frame_table() {
     assert_eq!(p.schema, instr_profile::model::SCHEMA, "converted as read");
     assert_eq!(p.pid, 42);
     assert_eq!(p.sites.len(), 2);
-    assert_eq!(p.frames[p.sites[0].stack[0] as usize].name(), "app.Main.work");
+    assert_eq!(
+        p.frames[p.sites[0].stack[0] as usize].name(),
+        "app.Main.work"
+    );
     let first = &p.frames[p.sites[0].stack[0] as usize];
-    assert_eq!((first.file.as_deref(), first.line), (Some("Main.java"), Some(7)));
+    assert_eq!(
+        (first.file.as_deref(), first.line),
+        (Some("Main.java"), Some(7))
+    );
     let path: Vec<String> = p
         .stack(&p.calls.as_ref().unwrap().paths[1].frames)
         .map(|f| f.name())
@@ -49,7 +55,10 @@ fn a_profile_writes_and_reads_back_the_same() {
         .lines()
         .find(|l| l.contains("\"stack\":"))
         .expect("a site line");
-    assert!(site.trim_start().starts_with('{') && site.contains("\"count\":"), "{site}");
+    assert!(
+        site.trim_start().starts_with('{') && site.contains("\"count\":"),
+        "{site}"
+    );
     let frame_lines = text.lines().filter(|l| l.contains("\"method\":")).count();
     assert!(frame_lines >= p.frames.len(), "{text}");
 }

@@ -183,7 +183,10 @@ fn agent_reports_render_the_same() {
 fn filtered(f: instr_profile::filter::Filter) -> Result<(Threads, Vec<String>), String> {
     let p = Profile::from_json(THREADS).unwrap();
     let out = f.apply(&p).map_err(|e| e.to_string())?;
-    Ok((out.profile.threads.expect("the section stays"), out.warnings))
+    Ok((
+        out.profile.threads.expect("the section stays"),
+        out.warnings,
+    ))
 }
 
 #[test]
@@ -228,7 +231,9 @@ fn thread_filter_keeps_the_threads_rows_and_the_monitors_they_waited_for() {
         "{warnings:?}"
     );
     assert!(
-        warnings.iter().any(|w| w.contains("allocations are not recorded per thread")),
+        warnings
+            .iter()
+            .any(|w| w.contains("allocations are not recorded per thread")),
         "{warnings:?}"
     );
 
@@ -244,7 +249,10 @@ fn thread_filter_keeps_the_threads_rows_and_the_monitors_they_waited_for() {
         ..Default::default()
     })
     .unwrap_err();
-    assert!(e.starts_with("--thread: no thread matches 'nosuch' (threads: main, Reference Handler, t1"), "{e}");
+    assert!(
+        e.starts_with("--thread: no thread matches 'nosuch' (threads: main, Reference Handler, t1"),
+        "{e}"
+    );
 }
 
 #[test]
@@ -279,7 +287,10 @@ fn diff_shows_monitor_growth_without_failing_on_it() {
     let row = &d.monitors[0];
     assert_eq!(row.name, "blocked on app.Bank$Account");
     assert_eq!((row.count_delta(), row.bytes_delta()), (2, 1_000_000));
-    assert!(d.grown_over(0).is_empty(), "monitor rows never fail --fail-over");
+    assert!(
+        d.grown_over(0).is_empty(),
+        "monitor rows never fail --fail-over"
+    );
     let text = d.to_text();
     assert!(text.contains("MONITORS BEGIN"), "{text}");
     assert!(text.contains("ns +/-"), "{text}");

@@ -665,7 +665,10 @@ pub fn profile_json(text: &str) -> serde_json::Value {
             if let Some(Value::Array(names)) = p.get_mut("frames") {
                 for f in names.iter_mut() {
                     let fr = frame(f);
-                    let (class, method) = (fr["class"].as_str().unwrap(), fr["method"].as_str().unwrap());
+                    let (class, method) = (
+                        fr["class"].as_str().unwrap(),
+                        fr["method"].as_str().unwrap(),
+                    );
                     *f = Value::from(if class.is_empty() {
                         method.to_string()
                     } else {

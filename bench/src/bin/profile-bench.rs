@@ -50,7 +50,9 @@ fn synthetic(n: usize, shared: bool) -> Profile {
                 .rev()
                 .collect()
         } else {
-            (0..12).map(|_| table.intern(frame(next() % 2_000))).collect()
+            (0..12)
+                .map(|_| table.intern(frame(next() % 2_000)))
+                .collect()
         };
         let count = next() % 10_000 + 1;
         sites.push(SiteRow {
@@ -181,7 +183,10 @@ fn run(n: usize, shared: bool) {
         "profile of {n} stacks ({shape}), {} views; best of {passes} passes, milliseconds",
         v.len()
     );
-    println!("{:<34} {:>9} {:>9} {:>12}", "step", "wall ms", "CPU ms", "output bytes");
+    println!(
+        "{:<34} {:>9} {:>9} {:>12}",
+        "step", "wall ms", "CPU ms", "output bytes"
+    );
     for (step, w, c, bytes) in [
         ("write JSON", w_json, c_json, json.len()),
         ("read JSON (instr report)", w_read, c_read, json.len()),

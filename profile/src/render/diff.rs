@@ -426,12 +426,10 @@ pub fn flame(before: &Profile, after: &Profile) -> Vec<FlameView> {
                 down.push((frames, before - after));
             }
         }
-        down.extend(
-            mb.into_iter()
-                .filter(|(_, v)| *v > 0),
-        );
+        down.extend(mb.into_iter().filter(|(_, v)| *v > 0));
         // HashMap order is random: sort by the frames' names, so the page is the same on every run.
-        let names = |s: &(Vec<FlameFrame>, u64)| s.0.iter().map(|f| f.name.clone()).collect::<Vec<_>>();
+        let names =
+            |s: &(Vec<FlameFrame>, u64)| s.0.iter().map(|f| f.name.clone()).collect::<Vec<_>>();
         up.sort_by_cached_key(names);
         down.sort_by_cached_key(names);
         if !up.is_empty() {

@@ -214,7 +214,8 @@ impl<'a> Builder<'a> {
 
         // About what the samples take (a byte or two per location id, a few per value): the buffer
         // then grows once or twice rather than copying itself twenty times.
-        let mut w = Writer::with_capacity(self.samples.ids.len() * 2 + self.values.len() * 4 + 4096);
+        let mut w =
+            Writer::with_capacity(self.samples.ids.len() * 2 + self.values.len() * 4 + 4096);
         // Profile.sample_type = 1: ValueType { type = 1, unit = 2 }.
         for &(ty, unit) in &self.sample_types {
             w.message(1, |m| {

@@ -110,7 +110,11 @@ impl Union {
             let t = match tables.iter().position(|(p, _)| *p == ptr) {
                 Some(t) => t,
                 None => {
-                    let map = v.frames.iter().map(|f| names.intern(&f.name, f.kind)).collect();
+                    let map = v
+                        .frames
+                        .iter()
+                        .map(|f| names.intern(&f.name, f.kind))
+                        .collect();
                     tables.push((ptr, map));
                     tables.len() - 1
                 }
@@ -303,7 +307,11 @@ impl Tree {
 
     /// The trees of several views, built together (see [`Union`]); each run of sibling frames below
     /// `1 / merge_below` of its view's total is merged into one node.
-    pub fn build_all(views: &[FlameView], names: &mut Names, merge_below: Option<u64>) -> Vec<Tree> {
+    pub fn build_all(
+        views: &[FlameView],
+        names: &mut Names,
+        merge_below: Option<u64>,
+    ) -> Vec<Tree> {
         let refs: Vec<&FlameView> = views.iter().collect();
         let union = Union::build(&refs, names);
         views
@@ -333,7 +341,8 @@ impl Names {
         let mut order: Vec<u32> = (0..self.names.len() as u32).collect();
         order.sort_by(|&a, &b| {
             let (a, b) = (a as usize, b as usize);
-            (&self.names[a], kind_rank(self.kinds[a])).cmp(&(&self.names[b], kind_rank(self.kinds[b])))
+            (&self.names[a], kind_rank(self.kinds[a]))
+                .cmp(&(&self.names[b], kind_rank(self.kinds[b])))
         });
         order
     }
