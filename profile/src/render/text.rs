@@ -304,11 +304,5 @@ fn calls(s: &mut String, p: &Profile) {
 
 /// A frame as a TRACE shows it: `\tclass.method(File.java:12)` and its newline.
 fn trace_line(f: &Frame) -> String {
-    let place = match (&f.file, f.line) {
-        (Some(file), Some(line)) => format!("{file}:{line}"),
-        (Some(file), None) => file.clone(),
-        (None, Some(line)) => format!("line {line}"),
-        (None, None) => "Unknown Source".into(),
-    };
-    format!("\t{}.{}({place})\n", f.class, f.method)
+    format!("\t{}\n", super::threads_text::trace_frame(f))
 }

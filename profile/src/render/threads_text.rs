@@ -160,7 +160,7 @@ pub fn render_threads(pid: u32, t: &Threads) -> String {
 }
 
 /// A TRACE line's frame, as hprof wrote them: `Class.method(File.java:12)`.
-fn trace_frame(f: &Frame) -> String {
+pub(crate) fn trace_frame(f: &Frame) -> String {
     let place = match (&f.file, f.line) {
         (Some(file), Some(line)) => format!("{file}:{line}"),
         (Some(file), None) => file.clone(),
