@@ -171,7 +171,7 @@ fn run(n: usize, shared: bool) {
     let (w_html, c_html, h) = best(passes, || html::render("bench", &v));
     let (w_svg, c_svg, s) = best(passes, || svg::render(&v[1], 1200));
     let (w_pprof, c_pprof, p) = best(passes, || pprof::render(&v));
-    // What the agent runs at exit: every file of the profile, the renderers on threads.
+    // What the agent runs at exit: every file of the profile, the renderers on two threads.
     let (w_files, _, files) = best(passes, || files::agent_files(&profile, "bench"));
     let ms = |d: Duration| d.as_secs_f64() * 1e3;
     let shape = if shared {
@@ -201,9 +201,11 @@ fn run(n: usize, shared: bool) {
     }
     let at_exit_cpu = c_json + c_views + c_text + c_collapsed + c_html + c_pprof;
     let report_cpu = c_read + c_views + c_text + c_collapsed + c_html + c_svg + c_pprof;
+    let at_exit_wall = w_json + w_views + w_text + w_collapsed + w_html + w_pprof;
     println!(
-        "goal 1, agent at exit (JSON, text, collapsed, html, pprof on threads): {:.1} ms wall, {:.1} ms CPU in all; {} files, {} bytes (goal <= 100 ms)",
+        "goal 1, agent at exit (JSON, text, collapsed, html, pprof): {:.1} ms wall on two threads ({:.1} ms one after another), {:.1} ms CPU in all; {} files, {} bytes (goal <= 100 ms)",
         ms(w_files),
+        ms(at_exit_wall),
         ms(at_exit_cpu),
         files.len(),
         files.iter().map(|f| f.1.len()).sum::<usize>()

@@ -1,9 +1,9 @@
 //! The report files the agent writes for one profile (`PREFIX.json`, `.txt`, `.collapsed`, `.html`,
 //! `.pb.gz`), rendered together: what the agent's exit costs is this function, and the bench times it.
 //!
-//! The renderers are independent pure functions, so they run on scoped threads (at most three at once):
-//! the JSON and the text, which need no flame views, start while the views are drawn; pprof then runs
-//! beside the HTML page and the collapsed stacks. The bytes are the same as rendering one after another.
+//! The renderers are independent pure functions, so they run on two scoped threads: the JSON and the
+//! text, which need no flame views, on one while the views are drawn and pprof, the collapsed stacks and
+//! the HTML page rendered from them on the other. The bytes are the same as rendering one after another.
 
 use crate::flame::{self, FlameView};
 use crate::render::{collapsed, html, pprof, text};
@@ -12,24 +12,24 @@ use crate::Profile;
 /// Each file's suffix (after the prefix) and bytes, in this order: `.json`, `.txt`, `.collapsed` (the
 /// allocated bytes, root first), `.html`, `.pb.gz`.
 pub fn agent_files(profile: &Profile, title: &str) -> Vec<(&'static str, Vec<u8>)> {
-    // Outside the scope, so that the threads may borrow the views drawn inside it.
-    let drawn = std::sync::OnceLock::new();
     std::thread::scope(|s| {
-        let json = s.spawn(|| profile.to_json().into_bytes());
-        let txt = s.spawn(|| text::render(profile).into_bytes());
-        let views: &Vec<FlameView> = drawn.get_or_init(|| flame::views(profile));
-        let pb = s.spawn(move || pprof::render(views));
-        let collapsed = bytes_view(views)
+        // Two threads, as the machine may have two cores: the JSON and the text, which need no flame
+        // views, on one; the views and what is drawn from them on the other.
+        let plain = s.spawn(|| (profile.to_json().into_bytes(), text::render(profile).into_bytes()));
+        let views = flame::views(profile);
+        let pb = pprof::render(&views);
+        let collapsed = bytes_view(&views)
             .map(collapsed::render)
             .unwrap_or_default()
             .into_bytes();
-        let page = html::render(title, views).into_bytes();
+        let page = html::render(title, &views).into_bytes();
+        let (json, txt) = joined(plain);
         vec![
-            (".json", joined(json)),
-            (".txt", joined(txt)),
+            (".json", json),
+            (".txt", txt),
             (".collapsed", collapsed),
             (".html", page),
-            (".pb.gz", joined(pb)),
+            (".pb.gz", pb),
         ]
     })
 }
