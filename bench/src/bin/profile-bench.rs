@@ -1,9 +1,11 @@
 //! How long rendering takes on a big profile: 100,000 distinct allocation stacks (and as many call paths),
-//! made up here. Prints the time of each step, best of a few passes: reading the JSON back (what
-//! `instr report` does first), drawing the views, and each renderer. The agent's share at exit is the
-//! views plus the renderers plus writing the JSON; `instr report` adds the reading.
+//! made up here. Prints the wall and CPU time of each step, best of a few passes: writing the JSON,
+//! reading it back (what `instr report` does first), drawing the views, and each renderer; then the two
+//! goals of issue 15: the agent's files at exit (`render::files::agent_files`, what the agent runs),
+//! and `instr report` rendering every format.
 //!
 //!     cargo run --release -p instr-bench --bin profile-bench [-- STACKS]
+//!     INSTR_BENCH_ONLY=pprof|gzip|html|json|read|views|text ...   # one step, 20 times, for `perf`
 
 use std::time::{Duration, Instant};
 
