@@ -139,12 +139,6 @@ fn data_json(title: &str, views: &[FlameView]) -> String {
     s
 }
 
-#[doc(hidden)]
-pub fn data_size(views: &[FlameView]) -> usize {
-    let mut names = Names::default();
-    Tree::build_all(views, &mut names, Some(MERGE_BELOW)).len()
-}
-
 fn join(s: &mut String, digits: &mut Digits, values: impl Iterator<Item = u64>) {
     for (i, v) in values.enumerate() {
         if i > 0 {
