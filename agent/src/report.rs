@@ -1,5 +1,5 @@
 //! Reading the counts back from HeapProxy at VM death and writing the reports: `PREFIX.json` (exact
-//! counts, schema `instr-profile/1`, see docs/REPORTS.md) and `PREFIX.txt` (hprof-style). Both are written
+//! counts, schema `instr-profile/2`, see docs/REPORTS.md) and `PREFIX.txt` (hprof-style). Both are written
 //! to a temporary file and renamed, so a reader never sees half a report.
 //!
 //! The allocation counts are in per-thread rows (HeapProxyAllocs); HeapProxy's `classTotals` and
