@@ -1,5 +1,5 @@
 //! `instr-profile`: the plain-data [`Profile`] the agent writes as `PREFIX.json` (schema
-//! `instr-profile/1`, docs/REPORTS.md), read back by the `instr` command-line tool, and the renderers,
+//! `instr-profile/2`, docs/REPORTS.md), read back by the `instr` command-line tool, and the renderers,
 //! pure functions of a profile that the agent and the tool share. Nothing here knows of JNI, JVMTI or the
 //! agent: every renderer can be tested on a profile made in the test.
 //!
@@ -8,8 +8,8 @@
 //!   bytes allocated, live objects, calls, CPU and wall time); what the flame graphs, pprof and the
 //!   collapsed files are drawn from.
 //! - [`filter`]: a profile narrowed to packages, threads or its largest rows, before rendering.
-//! - [`render`]: the hprof-style text report, collapsed stacks, the HTML flame graph, SVG, pprof, and the
-//!   diff of two profiles.
+//! - [`render`]: the hprof-style text report, collapsed stacks, the HTML flame graph, SVG, pprof, the
+//!   diff of two profiles, and every file the agent writes for a profile at once (`render::files`).
 
 pub mod filter;
 pub mod flame;
