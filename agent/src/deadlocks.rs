@@ -233,15 +233,18 @@ pub fn text_now(jni: Jni, every_thread: bool) -> Result<String, String> {
     }
     let threads = snapshot(p, jni);
     let cycles = find_cycles(&threads);
-    let text = if every_thread {
-        dump_text("instr ctl threads", &threads, &cycles)
+    // The same JSON form and renderer as PREFIX.monitors.txt.
+    let json = dump_json("instr ctl", &threads, &cycles);
+    jni.pop_frame();
+    let dump = serde_json::from_value::<MonitorDump>(json)
+        .map_err(|e| format!("internal error: the monitor dump is not one ({e})"))?;
+    Ok(if every_thread {
+        threads_text::monitor_dump_text(&dump)
     } else {
         let mut s = String::new();
-        cycles_text(&mut s, &cycles);
+        threads_text::deadlocks_text(&mut s, &dump.deadlocks);
         s
-    };
-    jni.pop_frame();
-    Ok(text)
+    })
 }
 
 fn state_name(s: i32) -> &'static str {

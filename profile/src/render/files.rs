@@ -15,7 +15,12 @@ pub fn agent_files(profile: &Profile, title: &str) -> Vec<(&'static str, Vec<u8>
     std::thread::scope(|s| {
         // Two threads, as the machine may have two cores: the JSON and the text, which need no flame
         // views, on one; the views and what is drawn from them on the other.
-        let plain = || (profile.to_json().into_bytes(), text::render(profile).into_bytes());
+        let plain = || {
+            (
+                profile.to_json().into_bytes(),
+                text::render(profile).into_bytes(),
+            )
+        };
         // A thread that cannot be made (a process at its thread limit) leaves the work to this one.
         let spawned = std::thread::Builder::new()
             .name("instr-render".into())
