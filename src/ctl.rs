@@ -102,12 +102,28 @@ pub fn request(target: &Target, line: &str, timeout: Duration) -> Result<(bool, 
 /// working directory is not the caller's).
 fn command_line(words: &[String]) -> Result<String, String> {
     let mut words = words.to_vec();
-    if words.first().map(String::as_str) == Some("dump") && words.len() > 1 {
-        let file = words.last_mut().expect("two words at least");
-        if Path::new(file.as_str()).is_relative() {
-            let cwd = std::env::current_dir().map_err(|e| format!("no working directory: {e}"))?;
-            *file = cwd.join(&*file).display().to_string();
+    let absolute = |path: &str| -> Result<String, String> {
+        if Path::new(path).is_absolute() {
+            return Ok(path.to_string());
         }
+        let cwd = std::env::current_dir().map_err(|e| format!("no working directory: {e}"))?;
+        Ok(cwd.join(path).display().to_string())
+    };
+    match words.first().map(String::as_str) {
+        Some("dump") if words.len() > 1 => {
+            let file = words.last_mut().expect("two words at least");
+            *file = absolute(file)?;
+        }
+        // start PROBE RULES.yaml, or start PROBE rules=RULES.yaml
+        Some("start") if words.len() == 3 => {
+            let setting = &mut words[2];
+            if let Some(path) = setting.strip_prefix("rules=") {
+                *setting = format!("rules={}", absolute(path)?);
+            } else if !setting.contains('=') {
+                *setting = absolute(setting)?;
+            }
+        }
+        _ => {}
     }
     if words.iter().any(|w| w.contains(['\n', '\r'])) {
         return Err("a command word holds a line break".into());
@@ -139,6 +155,13 @@ mod tests {
             "{dump}"
         );
         assert!(command_line(&w(&["status\nstop"])).is_err());
+        let start = command_line(&w(&["start", "methods", "r.yaml"])).unwrap();
+        assert!(
+            start.starts_with("start methods /") && start.ends_with("/r.yaml\n"),
+            "{start}"
+        );
+        let start = command_line(&w(&["start", "methods", "rules=r.yaml"])).unwrap();
+        assert!(start.starts_with("start methods rules=/"), "{start}");
         assert!(command_line(&w(&["start", &"x".repeat(MAX_LINE)]))
             .unwrap_err()
             .contains("at most 4096"));

@@ -537,6 +537,36 @@ fn start_off_at_start_up_and_the_java_api() {
             (250, 250),
             "{v}"
         );
+        // Rules of its own for a probe: methods probed in Item instead of AttachLoop, counted from now.
+        jvm.ctl(&["stop", "methods"]);
+        let item_rules = dir.join("item-methods.yaml");
+        fs::write(
+            &item_rules,
+            "probes: [methods]\nmethods:\n  include: [\"AttachLoop$Item\"]\n",
+        )
+        .unwrap();
+        let said = jvm.ctl(&["start", "methods", &item_rules.display().to_string()]);
+        assert!(said.contains("methods on"), "{v} {said}");
+        let before = jvm.report(&dir.join("item0.json"));
+        jvm.ask("clone 10");
+        jvm.ask("run 5");
+        let after = jvm.report(&dir.join("item1.json"));
+        assert_eq!(
+            calls(&after, "AttachLoop$Item", "copy") - calls(&before, "AttachLoop$Item", "copy"),
+            10,
+            "{v}"
+        );
+        assert_eq!(
+            work(&after).1,
+            work(&before).1,
+            "{v} step probed under the other rules"
+        );
+        let out = ctl(jvm.pid, &["start", "alloc", "depth=3"]);
+        assert!(
+            text(&out.stderr).contains("fixed when the agent loads"),
+            "{v} {}",
+            text(&out.stderr)
+        );
         // Every report format, by name or by the file's extension.
         for (format, file, expect) in [
             ("txt", "now.txt", &b"AttachLoop$Item"[..]),

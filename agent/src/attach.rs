@@ -68,7 +68,7 @@ fn after_attach(jni: Jni) {
         if !probe.in_rules(&a.rules) {
             continue;
         }
-        match switches::switch(a, jni, probe, true) {
+        match switches::switch(a, jni, probe, true, None) {
             Ok(summary) => eprintln!("instr: attached; {} on: {summary}", probe.name()),
             Err(e) => eprintln!("instr: attached, but {} is off: {e}", probe.name()),
         }

@@ -12,7 +12,9 @@ use crate::switches::{self, Probe};
 pub const HELP: &str = "\
 commands:
   status                      the agent, the probes and what they count
-  start alloc|methods         add the probe to the code (retransforms the classes it selects)
+  start alloc|methods [RULES] add the probe to the code (retransforms the classes it selects); RULES, an
+                              absolute path (or rules=PATH), selects its classes, methods and sites instead
+                              of the rules the agent loaded with
   stop alloc|methods          take it out again: the classes are their original bytes
   dump [FORMAT] FILE          the report now: json, txt, collapsed, html, pprof or cpu (cpu.collapsed);
                               the format defaults to FILE's extension, else json; FILE is absolute
@@ -68,20 +70,38 @@ fn probe(name: &str) -> Result<Probe, String> {
 
 fn switch(a: &Agent, jni: Jni, name: &str, settings: &[&str], on: bool) -> Result<String, String> {
     let p = probe(name)?;
-    if !settings.is_empty() {
-        return Err(format!(
-            "start {name} {}: settings are fixed when the agent loads; give them to `instr attach` (rules=FILE,depth=N,...)",
-            settings.join(" ")
-        ));
-    }
-    let already = switches::is_on(p) == on;
-    let summary = switches::switch(a, jni, p, on)?;
+    let chosen = match settings {
+        [] => None,
+        [one] => Some(chosen_rules(one)?),
+        _ => return Err(format!("start {name}: one rules file at most")),
+    };
+    let already = switches::is_on(p) == on && chosen.is_none();
+    let summary = switches::switch(a, jni, p, on, chosen)?;
     let state = if on { "on" } else { "off" };
     Ok(if already {
         format!("{name} was already {state}")
     } else {
         format!("{name} {state}: {summary}")
     })
+}
+
+/// `RULES.yaml` or `rules=RULES.yaml` (an absolute path): rules of the probe's own. Other settings are
+/// fixed when the agent loads.
+fn chosen_rules(setting: &str) -> Result<instr_rules::Rules, String> {
+    let path = match setting.split_once('=') {
+        None => setting,
+        Some(("rules", path)) => path,
+        Some(_) => {
+            return Err(format!(
+                "{setting}: only the rules file can change at start; depth, live, calls and the rest are \
+                 fixed when the agent loads (give them to `instr attach`)"
+            ))
+        }
+    };
+    if !Path::new(path).is_absolute() {
+        return Err(format!("{path}: give an absolute path"));
+    }
+    instr_rules::Rules::from_file(Path::new(path)).map_err(|e| e.to_string())
 }
 
 fn status(a: &Agent) -> String {

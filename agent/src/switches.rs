@@ -115,44 +115,56 @@ pub fn is_on(probe: Probe) -> bool {
     probe.flag().load(Ordering::Acquire)
 }
 
+/// Rules a `start PROBE RULES.yaml` chose for the probe, instead of those the agent loaded with.
+/// Kept for the life of the VM (one small allocation per such `start`): a class rewritten under them may
+/// be rewritten again, on a retransformation, at any time.
+static CHOSEN: Mutex<[Option<&'static Rules>; 2]> = Mutex::new([None, None]);
+
 /// The rules as the probes that are on select them; None when every probe is off.
 pub fn selection(rules: &Rules) -> Option<Switched<'_>> {
-    let s = Switched {
-        rules,
-        alloc: is_on(Probe::Alloc),
-        methods: is_on(Probe::Methods),
-    };
-    (s.alloc || s.methods).then_some(s)
+    let (alloc, methods) = (is_on(Probe::Alloc), is_on(Probe::Methods));
+    if !alloc && !methods {
+        return None;
+    }
+    let chosen = *lock(&CHOSEN);
+    Some(Switched {
+        alloc_rules: chosen[0].unwrap_or(rules),
+        methods_rules: chosen[1].unwrap_or(rules),
+        alloc,
+        methods,
+    })
 }
 
-/// The rules with the probes that are off masked out.
+/// The rules of each probe with the probes that are off masked out.
 #[derive(Clone, Copy)]
 pub struct Switched<'a> {
-    rules: &'a Rules,
+    alloc_rules: &'a Rules,
+    methods_rules: &'a Rules,
     alloc: bool,
     methods: bool,
 }
 
 impl Selection for Switched<'_> {
     fn objects(&self) -> bool {
-        self.alloc && Selection::objects(self.rules)
+        self.alloc && Selection::objects(self.alloc_rules)
     }
     fn class_wanted(&self, class: &[u8]) -> bool {
-        // The rules' fast check covers both probes: it may answer yes for a class only the other probe
+        // Each rules' fast check covers both probes: it may answer yes for a class only the other probe
         // wants, and the rewriter then finds nothing to do there.
-        (self.alloc || self.methods) && Selection::class_wanted(self.rules, class)
+        (self.alloc && Selection::class_wanted(self.alloc_rules, class))
+            || (self.methods && Selection::class_wanted(self.methods_rules, class))
     }
     fn arrays(&self, class: &[u8], method: &[u8], descriptor: &[u8]) -> bool {
-        self.alloc && Selection::arrays(self.rules, class, method, descriptor)
+        self.alloc && Selection::arrays(self.alloc_rules, class, method, descriptor)
     }
     fn object_sites(&self, class: &[u8], method: &[u8], descriptor: &[u8]) -> bool {
-        self.alloc && Selection::object_sites(self.rules, class, method, descriptor)
+        self.alloc && Selection::object_sites(self.alloc_rules, class, method, descriptor)
     }
     fn live_objects(&self) -> bool {
-        self.alloc && Selection::live_objects(self.rules)
+        self.alloc && Selection::live_objects(self.alloc_rules)
     }
     fn methods(&self, class: &[u8], method: &[u8], descriptor: &[u8], access: u16) -> bool {
-        self.methods && Selection::methods(self.rules, class, method, descriptor, access)
+        self.methods && Selection::methods(self.methods_rules, class, method, descriptor, access)
     }
 }
 
@@ -186,7 +198,16 @@ const BATCH: usize = 256;
 
 /// Turns `probe` on or off and retransforms the loaded classes it touches. Runs on an agent thread, the
 /// attach listener or the thread that called `instr.Control`, never inside a probe.
-pub fn switch(a: &Agent, jni: Jni, probe: Probe, on: bool) -> Result<Summary, String> {
+///
+/// `chosen`, with `on`: rules of its own for the probe (`start PROBE RULES.yaml`), which select other
+/// classes, methods or sites; what the counters hold (depth, live tracking) stays as loaded.
+pub fn switch(
+    a: &Agent,
+    jni: Jni,
+    probe: Probe,
+    on: bool,
+    chosen: Option<Rules>,
+) -> Result<Summary, String> {
     let _one_at_a_time = lock(&SWITCHING);
     if !probe.in_rules(&a.rules) {
         return Err(format!(
@@ -199,11 +220,26 @@ pub fn switch(a: &Agent, jni: Jni, probe: Probe, on: bool) -> Result<Summary, St
             "HeapProxy is not engaged (see the program's stderr); nothing can count".into(),
         );
     }
+    if let Some(r) = &chosen {
+        compatible(a, probe, r)?;
+        if is_on(probe) {
+            return Err(format!(
+                "{} is on: stop it first, then start it with other rules",
+                probe.name()
+            ));
+        }
+    }
     if is_on(probe) == on {
         return Ok(Summary::default());
     }
+    let slot = usize::from(probe == Probe::Methods);
+    if on {
+        lock(&CHOSEN)[slot] = chosen.map(|r| &*Box::leak(Box::new(r)));
+    }
+    let rules = lock(&CHOSEN)[slot].unwrap_or(&a.rules);
     let touched = Switched {
-        rules: &a.rules,
+        alloc_rules: rules,
+        methods_rules: rules,
         alloc: probe == Probe::Alloc,
         methods: probe == Probe::Methods,
     };
@@ -229,6 +265,25 @@ pub fn switch(a: &Agent, jni: Jni, probe: Probe, on: bool) -> Result<Summary, St
         *lock(&CHANGED) = None;
     }
     Ok(summary)
+}
+
+/// Rules given at `start` must have the probe, and agree with what HeapProxy's tables were made for.
+fn compatible(a: &Agent, probe: Probe, r: &Rules) -> Result<(), String> {
+    if !probe.in_rules(r) {
+        return Err(format!("the rules select no {} probe", probe.name()));
+    }
+    if probe == Probe::Alloc
+        && (r.depth() != a.rules.depth()
+            || r.live() != a.rules.live()
+            || r.live_bytes() != a.rules.live_bytes())
+    {
+        return Err(format!(
+            "depth and live are fixed when the agent loads (depth {}, live {}): the rules differ",
+            a.rules.depth(),
+            a.rules.live().max(a.rules.live_bytes())
+        ));
+    }
+    Ok(())
 }
 
 fn set_class_hook(a: &Agent, on: bool) -> Result<(), String> {
@@ -339,7 +394,8 @@ mod tests {
         )
         .unwrap();
         let only_methods = Switched {
-            rules: &rules,
+            alloc_rules: &rules,
+            methods_rules: &rules,
             alloc: false,
             methods: true,
         };
@@ -347,7 +403,8 @@ mod tests {
         assert!(!only_methods.arrays(b"a/B", b"m", b"()V"));
         assert!(only_methods.methods(b"a/B", b"m", b"()V", 1));
         let none = Switched {
-            rules: &rules,
+            alloc_rules: &rules,
+            methods_rules: &rules,
             alloc: false,
             methods: false,
         };
