@@ -28,7 +28,9 @@ pub mod natives;
 pub mod object_free;
 pub mod options;
 pub mod report;
+pub mod sample_ring;
 pub mod sampled_stacks;
+pub mod sampler;
 pub mod stacks;
 pub mod state;
 pub mod thread_rows;
@@ -172,6 +174,7 @@ pub fn load(vm: JavaVm, options: &str) -> Result<(), String> {
         caps = caps.with(bit);
     }
     let caps = threads::add_capabilities(rules.threads(), &potential, caps)?;
+    let caps = sampler::add_capabilities(&rules, &potential, caps)?;
     if jvmti.add_capabilities(&caps) != jvmti::ERROR_NONE {
         return Err("AddCapabilities failed".into());
     }
@@ -219,6 +222,7 @@ pub fn load(vm: JavaVm, options: &str) -> Result<(), String> {
     };
     if let Some(a) = agent() {
         threads::install(jvmti, &a.rules, &caps, &mut handlers);
+        sampler::install(jvmti, &a.rules, settings.sample_threads, &mut handlers)?;
     }
     ffi::events::install(jvmti, handlers)?;
     if live_sampling.is_some()
@@ -260,6 +264,7 @@ pub fn load(vm: JavaVm, options: &str) -> Result<(), String> {
         }
     }
     threads::enable_events(jvmti)?;
+    sampler::enable_events(jvmti)?;
     Ok(())
 }
 

@@ -33,6 +33,12 @@ OPTIONS is either a rules file (rules/*.yaml) or comma-separated key=value pairs
                 timed (a shadow frame like every other method: complete, slower)
   clock=KIND    wall clock of calls=times: tick (default: a 100 us clock read with one load) or exact
                 (System.nanoTime at every entry and exit: exact, much slower)
+  cpu=INTERVAL  sample the stacks of running threads every INTERVAL of their CPU time (e.g. 1ms, 10ms;
+                AsyncGetCallTrace from a per-thread CPU timer's SIGPROF; rewrites no class); with
+                calls=counts the method rows get sampled times beside the exact counts
+  wall=INTERVAL also sample every thread, running or not, every INTERVAL of wall time
+  engine=NAME   agct (default) or jvmti (GetAllStackTraces at safepoints: biased; for comparison)
+  sample-threads=on  PREFIX.cpu.collapsed and PREFIX.wall.collapsed start each stack with its thread
   heapdump=WHEN binary HPROF heap dump to PREFIX.hprof: off (default), demand (on each SIGQUIT or
                 jcmd PID JVMTI.data_dump), exit (at VM exit) or both
   help          print this and stop
@@ -69,6 +75,8 @@ pub struct Settings {
     pub timed_leaves: bool,
     /// `heapdump=`: when to write PREFIX.hprof.
     pub heap_dump: crate::heap_dump::Mode,
+    /// `sample-threads=on`: the sampled collapsed stacks start with their thread.
+    pub sample_threads: bool,
 }
 
 /// Parses the option string. `Err` is the one-line message the agent prints before refusing to start:
@@ -105,6 +113,8 @@ fn parse_options(options: &str) -> Result<Parsed, String> {
     let mut exact_clock = false;
     let mut timed_leaves = false;
     let mut heap_dump = crate::heap_dump::Mode::Off;
+    let mut sampling: Vec<(&str, &str)> = Vec::new();
+    let mut sample_threads = false;
     for pair in options.split(',') {
         let (key, value) = pair.split_once('=').ok_or_else(|| {
             format!("option '{pair}' is not key=value (see -agentpath:libinstr.so=help)")
@@ -161,10 +171,18 @@ fn parse_options(options: &str) -> Result<Parsed, String> {
                 }
             }
             "heapdump" => heap_dump = crate::heap_dump::Mode::parse(value)?,
+            k @ ("cpu" | "wall" | "engine") => sampling.push((k, value)),
+            "sample-threads" => {
+                sample_threads = match value {
+                    "on" => true,
+                    "off" => false,
+                    _ => return Err(format!("sample-threads={value}: expected on or off")),
+                }
+            }
             "help" => return Ok(Parsed::Help),
             other => {
                 return Err(format!(
-                    "unknown option '{other}' (known: rules, file, depth, live, stacks, calls, leaves, clock, threads, monitors, deadlocks, trace, trace-allocs, trace-ring, heapdump, help)"
+                    "unknown option '{other}' (known: rules, file, depth, live, stacks, calls, leaves, clock, threads, monitors, deadlocks, trace, trace-allocs, trace-ring, cpu, wall, engine, sample-threads, heapdump, help)"
                 ))
             }
         }
@@ -185,6 +203,12 @@ fn parse_options(options: &str) -> Result<Parsed, String> {
         None => {}
     }
     crate::threads::apply_options(&mut r, &thread_options)?;
+    crate::sampler::apply_options(&mut r, &sampling)?;
+    if call_times && r.sampling().enabled() {
+        return Err(
+            "calls=times and sampling (cpu=/wall=) both measure time; with sampling use calls=counts".into(),
+        );
+    }
     if stack_sample_bytes > 0 && r.depth() < 2 {
         return Err(format!(
             "stacks= samples the frames beyond the allocating one; it needs depth >= 2 (depth is {})",
@@ -206,7 +230,11 @@ fn parse_options(options: &str) -> Result<Parsed, String> {
         stack_sample_bytes,
     )
     .map(|p| match p {
-        Parsed::Run(s) => Parsed::Run(Settings { heap_dump, ..s }),
+        Parsed::Run(s) => Parsed::Run(Settings {
+            heap_dump,
+            sample_threads,
+            ..s
+        }),
         help => help,
     })
 }
@@ -275,6 +303,7 @@ fn settings(rules: Rules, calls: CallMode, stack_sample_bytes: u32) -> Result<Pa
         exact_clock: calls.exact_clock,
         timed_leaves: calls.timed_leaves,
         heap_dump: Default::default(),
+        sample_threads: false,
     }))
 }
 

@@ -417,6 +417,9 @@ pub fn write_all(a: &Agent, jni: Jni, proxy: jobject, when: When) {
         When::AtExit => crate::monitor_report::at_exit(),
         When::OnDemand => crate::threads::section_now(jni),
     };
+    // The sampler's section, and its times merged into the method rows beside the exact counts.
+    profile.samples = crate::sampler::section();
+    instr_profile::samples::merge_into_methods(&mut profile);
     let views = flame::views(&profile);
     let text = render::text::render(&profile);
     let mut files = vec![
@@ -437,6 +440,7 @@ pub fn write_all(a: &Agent, jni: Jni, proxy: jobject, when: When) {
         ),
         (format!("{prefix}.pb.gz"), render::pprof::render(&views)),
     ];
+    files.extend(crate::sampler::collapsed_files(&profile, &prefix));
     if calls.times {
         files.push((
             format!("{prefix}.cpu.collapsed"),

@@ -208,8 +208,15 @@ pub fn views<'p>(p: &'p Profile) -> Vec<FlameView> {
     );
     push("live_bytes", "Live bytes", "bytes", pick(&allocations, 3));
     push("calls", "Calls", "calls", pick(&calls, 0));
-    push("cpu", "CPU time", "nanoseconds", pick(&calls, 1));
-    push("wall", "Wall time", "nanoseconds", pick(&calls, 2));
+    // With the sampler on, CPU and wall time come from its samples (calls=times is refused then).
+    let sampled = crate::samples::views(p, false);
+    if sampled.is_empty() {
+        push("cpu", "CPU time", "nanoseconds", pick(&calls, 1));
+        push("wall", "Wall time", "nanoseconds", pick(&calls, 2));
+    }
+    for v in sampled {
+        push(v.id, v.title, v.unit, v.stacks);
+    }
     // Contended enters by the time they blocked (pprof's `delay`), and waits by the time waited, apart:
     // a wait is the program's choice, blocking its cost.
     push(
