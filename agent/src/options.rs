@@ -34,8 +34,10 @@ OPTIONS is either a rules file (rules/*.yaml) or comma-separated key=value pairs
   clock=KIND    wall clock of calls=times: tick (default: a 100 us clock read with one load) or exact
                 (System.nanoTime at every entry and exit: exact, much slower)
   cpu=INTERVAL  sample the stacks of running threads every INTERVAL of their CPU time (e.g. 1ms, 10ms;
-                AsyncGetCallTrace from a per-thread CPU timer's SIGPROF; rewrites no class); with
-                calls=counts the method rows get sampled times beside the exact counts
+                AsyncGetCallTrace from a per-thread CPU timer's SIGPROF); without rules= nothing else
+                is probed and no class is rewritten; with a rules file's methods probe the method rows
+                get sampled times beside the exact counts. Samples are appended to PREFIX.samples as
+                the program runs (instr report PREFIX.samples reads it)
   wall=INTERVAL also sample every thread, running or not, every INTERVAL of wall time
   engine=NAME   agct (default) or jvmti (GetAllStackTraces at safepoints: biased; for comparison)
   sample-threads=on  PREFIX.cpu.collapsed and PREFIX.wall.collapsed start each stack with its thread
@@ -189,6 +191,8 @@ fn parse_options(options: &str) -> Result<Parsed, String> {
     }
     let mut r = match rules {
         Some(path) => load(&path)?,
+        // Sampling alone rewrites no class (so CDS stays on): no built-in allocation probes with it.
+        None if !sampling.is_empty() => Rules::empty(),
         None => built_in()?,
     };
     if let Some((key, f)) = file {

@@ -301,7 +301,9 @@ fn start_sampling_current(s: &Sampler, jni: Jni, thread: jthread) {
             jni.delete_local(i.group);
             i.name
         })
-        .unwrap_or_default();
+        // GetThreadInfo is live-phase only: threads the VM starts before VMInit have no name here.
+        .filter(|n| !n.is_empty())
+        .unwrap_or_else(|| "(no name)".to_string());
     if own_thread(&name) {
         return;
     }
