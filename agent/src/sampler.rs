@@ -213,6 +213,10 @@ pub fn install(
             unknown_frames: 0,
         }),
     });
+    // The log first: threads the VM starts before VMInit are recorded into it too.
+    if let Some(sampler) = SAMPLER.get() {
+        open_log(sampler);
+    }
     if s.engine == SamplingEngine::Agct {
         signals::install(on_signal)?;
     }
@@ -378,7 +382,6 @@ fn vm_init(jni: Jni, thread: jthread) {
         let _ = s.jvmti.class_methods(class);
         jni.delete_local(class);
     }
-    open_log(s);
     start_sampling_current(s, jni, thread);
     start_thread(s, jni, "instr-sampler-drain", drain_main);
     match s.rules.engine {
