@@ -382,6 +382,30 @@ mod tests {
     }
 
     #[test]
+    fn sampling_options() {
+        let Ok(Parsed::Run(s)) = parse("cpu=1ms,wall=250us,sample-threads=on") else {
+            panic!()
+        };
+        let r = *s.rules.sampling();
+        assert_eq!((r.cpu_ns, r.wall_ns), (1_000_000, 250_000));
+        assert!(s.sample_threads);
+        assert!(!s.rules.objects() && !s.rules.methods(), "sampling alone probes nothing");
+        assert!(matches!(parse("cpu=10ms,engine=jvmti"), Ok(Parsed::Run(s))
+            if s.rules.sampling().engine == instr_rules::SamplingEngine::Jvmti));
+        for (bad, says) in [
+            ("cpu=1", "cpu=1"),
+            ("cpu=5us", "cpu=5us"),
+            ("wall=2min", "wall=2min"),
+            ("cpu=1ms,engine=perf", "engine=perf"),
+            ("engine=agct", "give cpu=INTERVAL"),
+            ("cpu=1ms,calls=times", "calls=times"),
+            ("sample-threads=yes", "sample-threads=yes"),
+        ] {
+            assert!(parse(bad).unwrap_err().contains(says), "{bad}");
+        }
+    }
+
+    #[test]
     fn hostile_values() {
         // `file=` and `output=` refuse what the rules key `output` refuses (issue 14).
         for key in ["file", "output"] {

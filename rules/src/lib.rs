@@ -510,3 +510,19 @@ impl Selection for Rules {
         self.methods && self.method_selected(class, method, descriptor, access)
     }
 }
+
+#[cfg(test)]
+mod interval_tests {
+    use super::*;
+
+    #[test]
+    fn intervals_need_a_unit_and_a_range() {
+        assert_eq!(parse_interval("1ms"), Ok(1_000_000));
+        assert_eq!(parse_interval("100us"), Ok(100_000));
+        assert_eq!(parse_interval("2s"), Ok(2_000_000_000));
+        assert_eq!(parse_interval("50000ns"), Ok(50_000));
+        for bad in ["", "1", "ms", "-1ms", "1.5ms", "9us", "61s", "99999999999999999999s", "1 ms"] {
+            assert!(parse_interval(bad).is_err(), "{bad}");
+        }
+    }
+}
