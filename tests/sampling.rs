@@ -173,7 +173,9 @@ fn attribution_matches_the_work_and_rows_keep_exact_counts() {
                 assert_eq!(row["unwinds"], 0, "{what}");
                 let total_ns = row["total_cpu_ns"].as_u64().unwrap();
                 assert_eq!(total_ns, row["total_samples"].as_u64().unwrap() * 1_000_000);
-                assert!(row["self_samples"].as_u64().unwrap() <= row["total_samples"].as_u64().unwrap());
+                assert!(
+                    row["self_samples"].as_u64().unwrap() <= row["total_samples"].as_u64().unwrap()
+                );
                 assert_eq!(
                     row["ns_per_call_estimated"].as_u64(),
                     Some(total_ns / row["calls"].as_u64().unwrap()),
@@ -193,7 +195,10 @@ fn attribution_matches_the_work_and_rows_keep_exact_counts() {
             // increment once the lock is free), which under -Xint can still be a sample or two; asleep or
             // blocked for the whole run, it must get hundreds of wall samples and no more CPU ones.
             for t in ["sleeper", "blocked"] {
-                let (c, w) = (cpu.get(t).copied().unwrap_or(0), wall.get(t).copied().unwrap_or(0));
+                let (c, w) = (
+                    cpu.get(t).copied().unwrap_or(0),
+                    wall.get(t).copied().unwrap_or(0),
+                );
                 assert!(c <= 2, "{what}: {t} got {c} CPU samples: {cpu:?}");
                 assert!(w >= 50, "{what}: {t} got {w} wall samples: {wall:?}");
             }
@@ -201,20 +206,33 @@ fn attribution_matches_the_work_and_rows_keep_exact_counts() {
 
             // The text report, the collapsed stacks and the log agree with the JSON.
             let txt = fs::read_to_string(dir.join("out.txt")).unwrap();
-            assert!(txt.contains("CPU SAMPLES BEGIN (total = "), "{what}:\n{txt}");
+            assert!(
+                txt.contains("CPU SAMPLES BEGIN (total = "),
+                "{what}:\n{txt}"
+            );
             assert!(txt.contains("WALL SAMPLES BEGIN"), "{what}");
             let hot_line = txt
                 .lines()
                 .find(|l| l.ends_with("Attribution.hot()V") && l.contains('%'))
                 .unwrap_or_else(|| panic!("{what}: no CPU SAMPLES row for hot():\n{txt}"));
-            assert!(hot_line.contains(&format!(" {} ", printed(&stdout, "hot="))), "{what}: {hot_line}");
+            assert!(
+                hot_line.contains(&format!(" {} ", printed(&stdout, "hot="))),
+                "{what}: {hot_line}"
+            );
             let collapsed = fs::read_to_string(dir.join("out.cpu.collapsed")).unwrap();
             let collapsed_total: u64 = collapsed
                 .lines()
                 .map(|l| l.rsplit(' ').next().unwrap().parse::<u64>().unwrap())
                 .sum();
-            assert_eq!(collapsed_total, samples["cpu_samples"].as_u64().unwrap(), "{what}");
-            assert!(collapsed.lines().any(|l| l.contains("Attribution.hot ")), "{what}");
+            assert_eq!(
+                collapsed_total,
+                samples["cpu_samples"].as_u64().unwrap(),
+                "{what}"
+            );
+            assert!(
+                collapsed.lines().any(|l| l.contains("Attribution.hot ")),
+                "{what}"
+            );
             assert!(dir.join("out.wall.collapsed").exists(), "{what}");
             let offline = Command::new(instr_bin())
                 .args(["report", "--format", "json"])
@@ -227,7 +245,10 @@ fn attribution_matches_the_work_and_rows_keep_exact_counts() {
                 offline["samples"]["stacks"] == samples["stacks"],
                 "{what}: the stacks read from the log differ from the report's"
             );
-            assert_eq!(offline["samples"]["cpu_samples"], samples["cpu_samples"], "{what}");
+            assert_eq!(
+                offline["samples"]["cpu_samples"], samples["cpu_samples"],
+                "{what}"
+            );
         }
     }
 }
@@ -267,12 +288,24 @@ fn no_safepoint_bias_where_a_get_stack_trace_sampler_has_it() {
             assert_eq!(code, Some(0), "[{}] {engine}: {stderr}", jdk.version);
             let report = json(&dir);
             assert_eq!(report["samples"]["engine"], engine);
-            shares.push(self_share(&report["samples"], "worker", "SafepointBias", "spin"));
+            shares.push(self_share(
+                &report["samples"],
+                "worker",
+                "SafepointBias",
+                "spin",
+            ));
         }
         let (agct, jvmti) = (shares[0], shares[1]);
-        println!("[{}] spin() self share: agct {agct:.1}%, jvmti {jvmti:.1}%", jdk.version);
+        println!(
+            "[{}] spin() self share: agct {agct:.1}%, jvmti {jvmti:.1}%",
+            jdk.version
+        );
         // spin() is where the worker runs; the safepoint-biased sampler sees it only at polls elsewhere.
-        assert!(agct >= 80.0, "[{}] AsyncGetCallTrace put {agct:.1}% in spin()", jdk.version);
+        assert!(
+            agct >= 80.0,
+            "[{}] AsyncGetCallTrace put {agct:.1}% in spin()",
+            jdk.version
+        );
         assert!(
             agct - jvmti >= 40.0,
             "[{}] the GetStackTrace sampler was not biased: spin() {jvmti:.1}% against {agct:.1}%",
@@ -296,7 +329,11 @@ fn storm_of_threads_signals_and_unloaded_classes_ends_cleanly() {
             "Storm",
             &[&seconds],
         );
-        assert_eq!(code, Some(3), "{what}: exit from the loader thread:\n{stdout}\n{stderr}");
+        assert_eq!(
+            code,
+            Some(3),
+            "{what}: exit from the loader thread:\n{stdout}\n{stderr}"
+        );
         assert!(stdout.contains("loaded "), "{what}: {stdout}");
         assert!(!stderr.contains("instr:"), "{what}: {stderr}");
         let report = json(&dir);
@@ -309,7 +346,10 @@ fn storm_of_threads_signals_and_unloaded_classes_ends_cleanly() {
         }
         let cpu = per_thread(s, "cpu");
         assert!(
-            (0..15).filter(|t| cpu.contains_key(&format!("storm-{t}"))).count() >= 10,
+            (0..15)
+                .filter(|t| cpu.contains_key(&format!("storm-{t}")))
+                .count()
+                >= 10,
             "{what}: CPU samples of too few workers: {cpu:?}"
         );
         // The loaded-and-unloaded class's method was seen, by name or as an unknown frame.
@@ -343,23 +383,37 @@ fn kill_9_leaves_a_log_that_instr_report_reads() {
         // Until the log holds a good number of samples (it is flushed every 20 ms).
         let start = Instant::now();
         while fs::metadata(&log).map_or(0, |m| m.len()) < 20_000 {
-            assert!(start.elapsed() < HANG, "[{}] the log does not grow", jdk.version);
+            assert!(
+                start.elapsed() < HANG,
+                "[{}] the log does not grow",
+                jdk.version
+            );
             std::thread::sleep(Duration::from_millis(50));
         }
         child.kill().unwrap();
         child.wait().unwrap();
-        assert!(!dir.join("out.json").exists(), "killed before the exit report");
+        assert!(
+            !dir.join("out.json").exists(),
+            "killed before the exit report"
+        );
         let out = Command::new(instr_bin())
             .args(["report", "--format", "json"])
             .arg(&log)
             .output()
             .unwrap();
-        check(&format!("[{}] instr report of a killed run's log", jdk.version), &out);
+        check(
+            &format!("[{}] instr report of a killed run's log", jdk.version),
+            &out,
+        );
         let report: Value = serde_json::from_slice(&out.stdout).unwrap();
         let cpu = per_thread(&report["samples"], "cpu");
         assert!(cpu.get("hot-thread").copied().unwrap_or(0) > 0, "{cpu:?}");
         assert!(report["samples"]["cpu_samples"].as_u64().unwrap() > 50);
-        let txt = Command::new(instr_bin()).arg("report").arg(&log).output().unwrap();
+        let txt = Command::new(instr_bin())
+            .arg("report")
+            .arg(&log)
+            .output()
+            .unwrap();
         check("instr report (text)", &txt);
         assert!(text(&txt.stdout).contains("Attribution.hot()V"));
     }
@@ -377,7 +431,12 @@ fn sampling_alone_keeps_class_data_sharing() {
             "SafepointBias",
             &["1"],
         );
-        assert_eq!(code, Some(0), "[{}] -Xshare:on refused: {stderr}", jdk.version);
+        assert_eq!(
+            code,
+            Some(0),
+            "[{}] -Xshare:on refused: {stderr}",
+            jdk.version
+        );
         assert!(
             stdout.contains("java.lang.Object source: shared objects file"),
             "[{}] java.lang.Object did not come from the CDS archive",

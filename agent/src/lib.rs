@@ -31,6 +31,7 @@ pub mod report;
 pub mod sample_ring;
 pub mod sampled_stacks;
 pub mod sampler;
+pub mod seq_ring;
 pub mod stacks;
 pub mod state;
 pub mod thread_rows;

@@ -52,6 +52,8 @@ PREFIX.threads.txt (THREADS and MONITOR TIME) and PREFIX.threads.json (schema in
 /// The built-in rules when none are given: those of rules/default.yaml.
 const DEFAULT_RULES: &str = include_str!("../../rules/default.yaml");
 
+// Parsed once, at load: the size of the variant costs nothing.
+#[allow(clippy::large_enum_variant)]
 #[derive(Debug)]
 pub enum Parsed {
     Run(Settings),
@@ -389,7 +391,10 @@ mod tests {
         let r = *s.rules.sampling();
         assert_eq!((r.cpu_ns, r.wall_ns), (1_000_000, 250_000));
         assert!(s.sample_threads);
-        assert!(!s.rules.objects() && !s.rules.methods(), "sampling alone probes nothing");
+        assert!(
+            !s.rules.objects() && !s.rules.methods(),
+            "sampling alone probes nothing"
+        );
         assert!(matches!(parse("cpu=10ms,engine=jvmti"), Ok(Parsed::Run(s))
             if s.rules.sampling().engine == instr_rules::SamplingEngine::Jvmti));
         for (bad, says) in [

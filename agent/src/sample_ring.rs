@@ -1,21 +1,20 @@
 //! The sampler's hand-over from the SIGPROF handler to the drain thread: a preallocated, lock-free ring of
 //! fixed-size slots, each holding one stack. The handler runs on the sampled thread at any instruction,
-//! so pushing may not allocate, lock or wait: a producer claims a slot with one CAS, fills it with
-//! relaxed stores and publishes it with one release store; a full ring drops the sample and counts it.
-//!
-//! The protocol is event_ring.rs's (a per-slot sequence number saying whose turn it is), with a slot
-//! wide enough for a whole stack: the frames are atomics too, so that nothing here needs `unsafe`.
-//! Any number of producers, one consumer at a time (the drain thread, or VM death after it stopped).
+//! so pushing may not allocate, lock or wait: seq_ring.rs's protocol (one CAS to claim, relaxed stores,
+//! one release store to publish), with a slot wide enough for a whole stack; a full ring drops the
+//! sample and counts it. Any number of producers, one consumer at a time (the drain, under its lock).
 
 use std::sync::atomic::{AtomicI32, AtomicU64, Ordering};
+
+use crate::seq_ring::SeqRing;
 
 use crate::ffi::signals::{RawFrame, Trigger, MAX_FRAMES};
 
 /// The largest weight a slot holds (15 bits).
 const MAX_WEIGHT: u32 = (1 << 15) - 1;
 
-struct Slot {
-    seq: AtomicU64,
+/// A slot's stack, as atomics (seq_ring.rs).
+struct Body {
     /// Bit 63: wall (else CPU); bits 48..63: weight; bits 32..48: frame count; bits 0..32: OS thread id.
     meta: AtomicU64,
     methods: [AtomicU64; MAX_FRAMES],
@@ -34,10 +33,7 @@ pub struct Sample {
 }
 
 pub struct SampleRing {
-    slots: Box<[Slot]>,
-    mask: u64,
-    tail: AtomicU64,
-    head: AtomicU64,
+    ring: SeqRing<Body>,
     dropped: AtomicU64,
 }
 
@@ -45,81 +41,53 @@ impl SampleRing {
     /// A ring of `capacity` stacks, rounded up to a power of two (at least 2); all its memory is taken
     /// here, before any signal is enabled.
     pub fn new(capacity: usize) -> SampleRing {
-        let n = capacity.max(2).next_power_of_two();
         SampleRing {
-            slots: (0..n as u64)
-                .map(|i| Slot {
-                    seq: AtomicU64::new(i),
-                    meta: AtomicU64::new(0),
-                    methods: [const { AtomicU64::new(0) }; MAX_FRAMES],
-                    bcis: [const { AtomicI32::new(0) }; MAX_FRAMES],
-                })
-                .collect(),
-            mask: n as u64 - 1,
-            tail: AtomicU64::new(0),
-            head: AtomicU64::new(0),
+            ring: SeqRing::new(capacity, || Body {
+                meta: AtomicU64::new(0),
+                methods: [const { AtomicU64::new(0) }; MAX_FRAMES],
+                bcis: [const { AtomicI32::new(0) }; MAX_FRAMES],
+            }),
             dropped: AtomicU64::new(0),
         }
     }
 
     pub fn capacity(&self) -> usize {
-        self.slots.len()
+        self.ring.capacity()
     }
 
     /// Copies a stack in, or counts it as dropped when the ring is full. Async-signal-safe: no
-    /// allocation, no lock, no wait (a failed CAS means another producer took the slot; retry the next).
+    /// allocation, no lock, no wait.
     pub fn push(&self, trigger: Trigger, tid: i32, weight: u32, frames: &[RawFrame]) -> bool {
-        let weight = u64::from(weight.clamp(1, MAX_WEIGHT));
         let n = frames.len().min(MAX_FRAMES);
-        let mut pos = self.tail.load(Ordering::Relaxed);
-        loop {
-            let slot = &self.slots[(pos & self.mask) as usize];
-            let seq = slot.seq.load(Ordering::Acquire);
-            if seq == pos {
-                if self
-                    .tail
-                    .compare_exchange_weak(pos, pos + 1, Ordering::Relaxed, Ordering::Relaxed)
-                    .is_ok()
-                {
-                    let wall = u64::from(trigger == Trigger::Wall) << 63;
-                    slot.meta.store(
-                        wall | weight << 48 | (n as u64) << 32 | u64::from(tid as u32),
-                        Ordering::Relaxed,
-                    );
-                    for (k, f) in frames.iter().take(n).enumerate() {
-                        slot.methods[k].store(f.method as u64, Ordering::Relaxed);
-                        slot.bcis[k].store(f.bci, Ordering::Relaxed);
-                    }
-                    slot.seq.store(pos + 1, Ordering::Release);
-                    return true;
-                }
-                pos = self.tail.load(Ordering::Relaxed);
-            } else if seq < pos {
-                self.dropped.fetch_add(1, Ordering::Relaxed);
-                return false;
-            } else {
-                pos = self.tail.load(Ordering::Relaxed);
+        let weight = u64::from(weight.clamp(1, MAX_WEIGHT));
+        let wall = u64::from(trigger == Trigger::Wall) << 63;
+        let pushed = self.ring.push(|b| {
+            b.meta.store(
+                wall | weight << 48 | (n as u64) << 32 | u64::from(tid as u32),
+                Ordering::Relaxed,
+            );
+            for (k, f) in frames.iter().take(n).enumerate() {
+                b.methods[k].store(f.method as u64, Ordering::Relaxed);
+                b.bcis[k].store(f.bci, Ordering::Relaxed);
             }
+        });
+        if !pushed {
+            self.dropped.fetch_add(1, Ordering::Relaxed);
         }
+        pushed
     }
 
     /// Hands every published sample to `f`, oldest first, and frees the slots; stops at a slot claimed
     /// but not yet published. Callers must not drain concurrently.
     pub fn drain(&self, mut f: impl FnMut(&Sample)) -> usize {
-        let mut pos = self.head.load(Ordering::Relaxed);
-        let start = pos;
         let mut sample = Sample {
             trigger: Trigger::Cpu,
             tid: 0,
             weight: 1,
             frames: Vec::with_capacity(MAX_FRAMES),
         };
-        loop {
-            let slot = &self.slots[(pos & self.mask) as usize];
-            if slot.seq.load(Ordering::Acquire) != pos + 1 {
-                break;
-            }
-            let meta = slot.meta.load(Ordering::Relaxed);
+        self.ring.drain(|b| {
+            let meta = b.meta.load(Ordering::Relaxed);
             let n = ((meta >> 32) & 0xffff) as usize;
             sample.trigger = if meta >> 63 == 1 {
                 Trigger::Wall
@@ -131,16 +99,12 @@ impl SampleRing {
             sample.frames.clear();
             for k in 0..n.min(MAX_FRAMES) {
                 sample.frames.push((
-                    slot.methods[k].load(Ordering::Relaxed) as usize,
-                    slot.bcis[k].load(Ordering::Relaxed),
+                    b.methods[k].load(Ordering::Relaxed) as usize,
+                    b.bcis[k].load(Ordering::Relaxed),
                 ));
             }
-            slot.seq.store(pos + self.mask + 1, Ordering::Release);
-            pos += 1;
             f(&sample);
-        }
-        self.head.store(pos, Ordering::Relaxed);
-        (pos - start) as usize
+        })
     }
 
     /// Samples dropped because the ring was full.
@@ -152,7 +116,6 @@ impl SampleRing {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use std::sync::Arc;
 
     fn frames(n: usize, seed: usize) -> Vec<RawFrame> {
         (0..n)
@@ -186,18 +149,8 @@ mod tests {
 
     #[test]
     fn concurrent_producers_lose_nothing_uncounted() {
-        let ring = Arc::new(SampleRing::new(16));
+        let ring = SampleRing::new(16);
         let per_thread = 5_000usize;
-        let producers: Vec<_> = (0..4usize)
-            .map(|t| {
-                let ring = ring.clone();
-                std::thread::spawn(move || {
-                    for i in 0..per_thread {
-                        ring.push(Trigger::Cpu, t as i32, 1, &frames(1 + i % 5, i));
-                    }
-                })
-            })
-            .collect();
         let mut received = 0usize;
         let mut check = |s: &Sample| {
             // A torn slot would mix two pushes: each stack's frames come from one seed.
@@ -206,13 +159,16 @@ mod tests {
             assert_eq!(s.frames.len(), 1 + seed % 5);
             received += 1;
         };
-        while producers.iter().any(|p| !p.is_finished()) {
-            ring.drain(&mut check);
-        }
-        for p in producers {
-            p.join().unwrap();
-        }
-        ring.drain(&mut check);
+        crate::seq_ring::hammer(
+            4,
+            per_thread,
+            |t, i| {
+                ring.push(Trigger::Cpu, t as i32, 1, &frames(1 + i % 5, i));
+            },
+            || {
+                ring.drain(&mut check);
+            },
+        );
         assert_eq!(received as u64 + ring.dropped(), 4 * per_thread as u64);
     }
 }

@@ -138,13 +138,17 @@ pub fn apply_options(rules: &mut Rules, options: &[(&str, &str)]) -> Result<(), 
     let mut s = *rules.sampling();
     for &(key, value) in options {
         match key {
-            "cpu" => s.cpu_ns = instr_rules::parse_interval(value).map_err(|e| format!("cpu={value}: {e}"))?,
+            "cpu" => {
+                s.cpu_ns =
+                    instr_rules::parse_interval(value).map_err(|e| format!("cpu={value}: {e}"))?
+            }
             "wall" => {
                 s.wall_ns =
                     instr_rules::parse_interval(value).map_err(|e| format!("wall={value}: {e}"))?
             }
             "engine" => {
-                s.engine = SamplingEngine::parse(value).map_err(|e| format!("engine={value}: {e}"))?
+                s.engine =
+                    SamplingEngine::parse(value).map_err(|e| format!("engine={value}: {e}"))?
             }
             _ => unreachable!("options.rs passes only these keys"),
         }
@@ -252,7 +256,9 @@ pub fn enable_events(jvmti: Jvmti) -> Result<(), String> {
         event::COMPILED_METHOD_LOAD,
     ] {
         if jvmti.set_event(e, true) != ERROR_NONE {
-            return Err(format!("cannot enable JVMTI event {e} (needed by the sampler)"));
+            return Err(format!(
+                "cannot enable JVMTI event {e} (needed by the sampler)"
+            ));
         }
     }
     Ok(())
@@ -286,7 +292,10 @@ impl Sampler {
                 (code, self.failed[i].load(Ordering::Relaxed))
             })
             .collect();
-        out.push((i32::MIN, self.failed[self.failed.len() - 1].load(Ordering::Relaxed)));
+        out.push((
+            i32::MIN,
+            self.failed[self.failed.len() - 1].load(Ordering::Relaxed),
+        ));
         out.retain(|&(_, n)| n > 0);
         out
     }
@@ -428,12 +437,12 @@ fn open_log(s: &Sampler) {
             },
         ),
     };
-    d.emit(Record::Start {
+    d.emit(Record::Start(sample_log::Start {
         pid: std::process::id(),
         engine: s.rules.engine.as_str().into(),
         cpu_interval_ns,
         wall_interval_ns,
-    });
+    }));
     d.flush();
 }
 
@@ -520,20 +529,13 @@ impl Drain {
                     true,
                 ),
             };
-            self.emit(Record::Method {
+            self.emit(Record::Method(sample_log::LogMethod {
                 id,
                 class,
                 method: name,
                 descriptor,
-            });
-            self.methods.insert(
-                method,
-                Resolved {
-                    id,
-                    lines,
-                    unknown,
-                },
-            );
+            }));
+            self.methods.insert(method, Resolved { id, lines, unknown });
         }
         &self.methods[&method]
     }

@@ -37,21 +37,31 @@ pub enum Kind {
     Wall = 1,
 }
 
+/// A method's number in the log, and its names.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct LogMethod {
+    pub id: u32,
+    /// The Java name (`java.lang.String`); `(unknown)` for a method of a class unloaded before it was
+    /// resolved.
+    pub class: String,
+    pub method: String,
+    pub descriptor: String,
+}
+
+/// Who wrote a log and how it sampled.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Start {
+    pub pid: u32,
+    pub engine: String,
+    pub cpu_interval_ns: u64,
+    pub wall_interval_ns: u64,
+}
+
 #[derive(Clone, Debug, PartialEq)]
 pub enum Record {
-    /// First record: who wrote the log and how it sampled.
-    Start {
-        pid: u32,
-        engine: String,
-        cpu_interval_ns: u64,
-        wall_interval_ns: u64,
-    },
-    Method {
-        id: u32,
-        class: String,
-        method: String,
-        descriptor: String,
-    },
+    /// First record.
+    Start(Start),
+    Method(LogMethod),
     Thread {
         id: u32,
         name: String,
@@ -100,28 +110,18 @@ fn put_str(out: &mut Vec<u8>, s: &str) {
 pub fn encode(r: &Record, out: &mut Vec<u8>) {
     let mut p = Vec::new();
     let tag = match r {
-        Record::Start {
-            pid,
-            engine,
-            cpu_interval_ns,
-            wall_interval_ns,
-        } => {
-            p.extend(pid.to_le_bytes());
-            p.extend(cpu_interval_ns.to_le_bytes());
-            p.extend(wall_interval_ns.to_le_bytes());
-            put_str(&mut p, engine);
+        Record::Start(start) => {
+            p.extend(start.pid.to_le_bytes());
+            p.extend(start.cpu_interval_ns.to_le_bytes());
+            p.extend(start.wall_interval_ns.to_le_bytes());
+            put_str(&mut p, &start.engine);
             START
         }
-        Record::Method {
-            id,
-            class,
-            method,
-            descriptor,
-        } => {
-            p.extend(id.to_le_bytes());
-            put_str(&mut p, class);
-            put_str(&mut p, method);
-            put_str(&mut p, descriptor);
+        Record::Method(m) => {
+            p.extend(m.id.to_le_bytes());
+            put_str(&mut p, &m.class);
+            put_str(&mut p, &m.method);
+            put_str(&mut p, &m.descriptor);
             METHOD
         }
         Record::Thread { id, name } => {
@@ -187,35 +187,39 @@ impl Cursor<'_> {
         self.take(1).map(|b| b[0])
     }
     fn u32(&mut self) -> Option<u32> {
-        self.take(4).map(|b| u32::from_le_bytes(b.try_into().unwrap()))
+        self.take(4)
+            .map(|b| u32::from_le_bytes(b.try_into().unwrap()))
     }
     fn i32(&mut self) -> Option<i32> {
-        self.take(4).map(|b| i32::from_le_bytes(b.try_into().unwrap()))
+        self.take(4)
+            .map(|b| i32::from_le_bytes(b.try_into().unwrap()))
     }
     fn u64(&mut self) -> Option<u64> {
-        self.take(8).map(|b| u64::from_le_bytes(b.try_into().unwrap()))
+        self.take(8)
+            .map(|b| u64::from_le_bytes(b.try_into().unwrap()))
     }
     fn str(&mut self) -> Option<String> {
         let n = self.u32()? as usize;
-        self.take(n).map(|b| String::from_utf8_lossy(b).into_owned())
+        self.take(n)
+            .map(|b| String::from_utf8_lossy(b).into_owned())
     }
 }
 
 fn decode(tag: u8, payload: &[u8]) -> Option<Option<Record>> {
     let mut c = Cursor(payload);
     Some(Some(match tag {
-        START => Record::Start {
+        START => Record::Start(Start {
             pid: c.u32()?,
             cpu_interval_ns: c.u64()?,
             wall_interval_ns: c.u64()?,
             engine: c.str()?,
-        },
-        METHOD => Record::Method {
+        }),
+        METHOD => Record::Method(LogMethod {
             id: c.u32()?,
             class: c.str()?,
             method: c.str()?,
             descriptor: c.str()?,
-        },
+        }),
         THREAD => Record::Thread {
             id: c.u32()?,
             name: c.str()?,
@@ -341,11 +345,8 @@ pub fn failure_name(code: i32) -> String {
 /// what a reader rebuilds from it.
 #[derive(Default)]
 pub struct Aggregate {
-    pid: u32,
-    engine: String,
-    cpu_interval_ns: u64,
-    wall_interval_ns: u64,
-    methods: HashMap<u32, (String, String, String)>,
+    start: Start,
+    methods: HashMap<u32, LogMethod>,
     threads: HashMap<u32, String>,
     stacks: HashMap<u32, Vec<LogFrame>>,
     counts: HashMap<(Kind, u32, u32), u64>,
@@ -357,25 +358,9 @@ pub struct Aggregate {
 impl Aggregate {
     pub fn apply(&mut self, r: &Record) {
         match r {
-            Record::Start {
-                pid,
-                engine,
-                cpu_interval_ns,
-                wall_interval_ns,
-            } => {
-                self.pid = *pid;
-                self.engine = engine.clone();
-                self.cpu_interval_ns = *cpu_interval_ns;
-                self.wall_interval_ns = *wall_interval_ns;
-            }
-            Record::Method {
-                id,
-                class,
-                method,
-                descriptor,
-            } => {
-                self.methods
-                    .insert(*id, (class.clone(), method.clone(), descriptor.clone()));
+            Record::Start(start) => self.start = start.clone(),
+            Record::Method(m) => {
+                self.methods.insert(m.id, m.clone());
             }
             Record::Thread { id, name } => {
                 self.threads.insert(*id, name.clone());
@@ -404,15 +389,20 @@ impl Aggregate {
     /// The profile's `samples` section.
     pub fn samples(&self) -> Samples {
         let frame = |f: &LogFrame| {
-            let (class, method, descriptor) = self
+            let m = self
                 .methods
                 .get(&f.method)
                 .cloned()
-                .unwrap_or_else(|| ("?".into(), "?".into(), String::new()));
+                .unwrap_or_else(|| LogMethod {
+                    id: f.method,
+                    class: "?".into(),
+                    method: "?".into(),
+                    descriptor: String::new(),
+                });
             SampledFrame {
-                class,
-                method,
-                descriptor,
+                class: m.class,
+                method: m.method,
+                descriptor: m.descriptor,
                 line: (f.line >= 0).then_some(i64::from(f.line)),
                 frame_type: match f.frame_type {
                     FrameType::Java => "java",
@@ -458,9 +448,9 @@ impl Aggregate {
                 .sum()
         };
         Samples {
-            engine: self.engine.clone(),
-            cpu_interval_ns: self.cpu_interval_ns,
-            wall_interval_ns: self.wall_interval_ns,
+            engine: self.start.engine.clone(),
+            cpu_interval_ns: self.start.cpu_interval_ns,
+            wall_interval_ns: self.start.wall_interval_ns,
             cpu_samples: total(CPU),
             wall_samples: total(WALL),
             dropped: self.dropped,
@@ -481,7 +471,7 @@ impl Aggregate {
     pub fn profile(&self) -> Profile {
         let mut p = Profile {
             schema: SCHEMA.into(),
-            pid: self.pid,
+            pid: self.start.pid,
             samples: Some(self.samples()),
             ..Default::default()
         };
@@ -503,18 +493,18 @@ mod tests {
 
     fn records() -> Vec<Record> {
         vec![
-            Record::Start {
+            Record::Start(Start {
                 pid: 42,
                 engine: "agct".into(),
                 cpu_interval_ns: 1_000_000,
                 wall_interval_ns: 0,
-            },
-            Record::Method {
+            }),
+            Record::Method(LogMethod {
                 id: 1,
                 class: "A".into(),
                 method: "hot".into(),
                 descriptor: "()V".into(),
-            },
+            }),
             Record::Thread {
                 id: 3,
                 name: "worker".into(),
@@ -575,6 +565,9 @@ mod tests {
         assert_eq!(s.failed.get("gc_active"), Some(&7));
         assert_eq!(s.stacks[0].thread, "worker");
         assert_eq!(s.stacks[0].frames[0].line, Some(12));
-        assert_eq!(p.methods[0].rest["self_cpu_ns"], serde_json::json!(5_000_000));
+        assert_eq!(
+            p.methods[0].rest["self_cpu_ns"],
+            serde_json::json!(5_000_000)
+        );
     }
 }

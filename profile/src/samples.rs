@@ -12,7 +12,7 @@ use std::fmt::Write as _;
 use serde::{Deserialize, Serialize};
 use serde_json::{json, Map, Value};
 
-use crate::flame::{is_jdk, FlameFrame, FrameKind, FlameStack, FlameView};
+use crate::flame::{is_jdk, FlameFrame, FlameStack, FlameView, FrameKind};
 use crate::model::{MethodRow, Profile};
 
 #[derive(Serialize, Deserialize, Debug, Clone, Default, PartialEq)]
@@ -450,6 +450,9 @@ mod tests {
         text(&mut t, &p);
         assert!(t.contains("CPU SAMPLES BEGIN (total = 10;"), "{t}");
         assert!(t.contains("60.00% 60.00%            6           30"), "{t}");
-        assert!(t.contains("40.00% 100.00%            4            -"), "{t}");
+        assert!(
+            t.contains("40.00% 100.00%            4            -"),
+            "{t}"
+        );
     }
 }

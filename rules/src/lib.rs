@@ -73,9 +73,7 @@ impl SamplingEngine {
         match value {
             "agct" => Ok(SamplingEngine::Agct),
             "jvmti" => Ok(SamplingEngine::Jvmti),
-            _ => Err(format!(
-                "unknown engine `{value}` (known: agct, jvmti)"
-            )),
+            _ => Err(format!("unknown engine `{value}` (known: agct, jvmti)")),
         }
     }
 
@@ -119,7 +117,11 @@ pub fn parse_interval(value: &str) -> Result<u64, String> {
         "us" => 1_000,
         "ms" => 1_000_000,
         "s" => 1_000_000_000,
-        _ => return Err(format!("`{value}` is not an interval with a unit (ns, us, ms, s)")),
+        _ => {
+            return Err(format!(
+                "`{value}` is not an interval with a unit (ns, us, ms, s)"
+            ))
+        }
     };
     number
         .parse::<u64>()
@@ -521,7 +523,17 @@ mod interval_tests {
         assert_eq!(parse_interval("100us"), Ok(100_000));
         assert_eq!(parse_interval("2s"), Ok(2_000_000_000));
         assert_eq!(parse_interval("50000ns"), Ok(50_000));
-        for bad in ["", "1", "ms", "-1ms", "1.5ms", "9us", "61s", "99999999999999999999s", "1 ms"] {
+        for bad in [
+            "",
+            "1",
+            "ms",
+            "-1ms",
+            "1.5ms",
+            "9us",
+            "61s",
+            "99999999999999999999s",
+            "1 ms",
+        ] {
             assert!(parse_interval(bad).is_err(), "{bad}");
         }
     }

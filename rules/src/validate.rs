@@ -9,8 +9,8 @@ use crate::filter::Filter;
 use crate::pattern::{Pattern, PATTERN_SYNTAX};
 use crate::schema::{ProbeName, RulesFile, SamplingSection, ThreadsSection};
 use crate::{
-    Rules, SamplingRules, ThreadRules, DEFAULT_DEPTH, DEFAULT_OUTPUT, DEFAULT_TRACE, MAX_DEPTH, MAX_PATH_BYTES,
-    MAX_WATCH_MS,
+    Rules, SamplingRules, ThreadRules, DEFAULT_DEPTH, DEFAULT_OUTPUT, DEFAULT_TRACE, MAX_DEPTH,
+    MAX_PATH_BYTES, MAX_WATCH_MS,
 };
 
 pub(crate) fn build(file: RulesFile, origin: &str) -> Result<Rules, RulesError> {

@@ -300,7 +300,9 @@ unsafe extern "system" fn compiled_method_load(
     _compile_info: *const c_void,
 ) {
     const P: Policy = Policy::counted("CompiledMethodLoad");
-    guard(P, (), || handlers().compiled_method_load.map_or((), |h| h()))
+    guard(P, (), || {
+        handlers().compiled_method_load.map_or((), |h| h())
+    })
 }
 with_jni!(thread_start, "ThreadStart", "thread reports may be incomplete", (thread: jthread));
 with_jni!(thread_end, "ThreadEnd", "an ending thread's counts stay in its rows", (thread: jthread));

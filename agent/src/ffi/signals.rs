@@ -233,7 +233,11 @@ pub fn signal_thread(tid: i32) -> bool {
     unsafe { libc::syscall(libc::SYS_tgkill, libc::getpid(), tid, libc::SIGPROF) == 0 }
 }
 
-unsafe extern "system" fn on_sigprof(_signal: c_int, info: *mut libc::siginfo_t, context: *mut c_void) {
+unsafe extern "system" fn on_sigprof(
+    _signal: c_int,
+    info: *mut libc::siginfo_t,
+    context: *mut c_void,
+) {
     const P: Policy = Policy::counted("SIGPROF");
     // SAFETY: errno is the calling thread's; it is put back as it was before returning.
     let errno = unsafe { *libc::__errno_location() };
@@ -247,7 +251,8 @@ unsafe extern "system" fn on_sigprof(_signal: c_int, info: *mut libc::siginfo_t,
             return;
         }
         // SAFETY: HANDLER only ever holds a SampleHandler (install).
-        let handler: SampleHandler = unsafe { std::mem::transmute::<usize, SampleHandler>(handler) };
+        let handler: SampleHandler =
+            unsafe { std::mem::transmute::<usize, SampleHandler>(handler) };
         // SAFETY: the kernel passes a valid siginfo to an SA_SIGINFO handler.
         let code = unsafe { (*info).si_code };
         let trigger = if code == libc::SI_TKILL {
@@ -282,7 +287,12 @@ unsafe extern "system" fn on_sigprof(_signal: c_int, info: *mut libc::siginfo_t,
         }
         let n = trace.num_frames;
         if n > 0 {
-            handler(trigger, tid, weight, Ok(&frames[..(n as usize).min(MAX_FRAMES)]));
+            handler(
+                trigger,
+                tid,
+                weight,
+                Ok(&frames[..(n as usize).min(MAX_FRAMES)]),
+            );
         } else {
             handler(trigger, tid, weight, Err(n));
         }
