@@ -127,7 +127,7 @@ for m in $MODES; do
 done
 echo
 for m in $MODES; do
-  case $m in calls|times|timesall)
+  case $m in calls|times|timesall|callscpu)
     printf 'calls counted (%s, median per run):' "$m"
     for w in $NAMES; do printf ' %s=%s' "$w" "${ncalls[$w-$m]:--}"; done; echo ;;
   esac
