@@ -1,6 +1,9 @@
 #!/bin/bash
 # The agent's overhead on the evaluation kit's real workloads, beside JFR, in one run:
-#   bench/agent-bench.sh [-n RUNS] [-m MODES] [-c] [WORKLOAD...]
+#   bench/agent-bench.sh [-n RUNS] [-m MODES] [-c] [-j JAVA_HOME]... [-k] [WORKLOAD...]
+# It runs on every JDK under /usr/lib/jvm (or those given with -j), one table per JDK; -k adds a table for each
+# JDK that has -XX:+UseCompactObjectHeaders (JDK 24+) with that flag on in every run, the baseline's too. A
+# workload whose run without an agent fails on a JDK is skipped on that JDK, and the table says so.
 # For each workload (default: all of ../shared/workloads) and each mode, RUNS runs interleaved with RUNS
 # runs without any agent; prints the median wall seconds, the ratio to no agent, and the geometric mean
 # of the ratios per mode. Modes (default "empty count depth1 live live1 jfr"; "depth8" walks a stack per
@@ -34,8 +37,10 @@ cd "$(dirname "$0")/.."
 ROOT=$PWD
 KIT=${INSTR_WORKLOADS:-$ROOT/../shared/workloads}
 LIB=${INSTR_LIB:-$ROOT/target/release/libinstr.so}
-N=3; MODES="empty count depth1 live live1 jfr"; CPU=
-while getopts "n:m:c" o; do case $o in n) N=$OPTARG;; m) MODES=$OPTARG;; c) CPU=1;; *) exit 2;; esac; done
+N=3; MODES="empty count depth1 live live1 jfr"; CPU=; HOMES=(); COH=
+while getopts "n:m:cj:k" o; do
+  case $o in n) N=$OPTARG;; m) MODES=$OPTARG;; c) CPU=1;; j) HOMES+=("$OPTARG");; k) COH=1;; *) exit 2;; esac
+done
 shift $((OPTIND - 1))
 NAMES=${*:-h2 lucene xalan fop sunflow javac}
 [ -f "$LIB" ] || { echo "missing $LIB: cargo build --release -p instr-agent" >&2; exit 2; }
@@ -81,9 +86,10 @@ opts() {  # opts MODE WORKLOAD RUN
   esac
 }
 run1() {  # run1 WORKLOAD MODE I -> seconds, or nothing on failure
-  local log=$OUT/logs/$1-$2-$3.log rc=0 TIMEFORMAT='%U %S'
+  local log=$OUT/logs/$JDK_TAG-$1-$2-$3.log rc=0 TIMEFORMAT='%U %S'
   rm -f "$OUT/c-$1-$2-$3.json"
-  { time WL_TMP=$OUT/scratch JAVA_OPTS="$(opts "$2" "$1" "$3")" "$KIT/$1/run.sh" > "$log" 2>&1 || rc=$?; } 2> "$log.cpu"
+  # The kit compiles its drivers once per scratch directory: one per JDK, so that no JDK runs another's classes.
+  { time WL_TMP=$OUT/scratch-$JDK_TAG JAVA_OPTS="$EXTRA_OPTS $(opts "$2" "$1" "$3")" "$KIT/$1/run.sh" > "$log" 2>&1 || rc=$?; } 2> "$log.cpu"
   if [ "$rc" -ne 0 ]; then echo "FAILED: $1 $2 run $3 (see $log)" >&2
   elif [ -n "$CPU" ]; then awk '{ printf "%.2f\n", $1 + $2 }' "$log.cpu"
   else sed -n 's/^wall_seconds: //p' "$log" | tail -1; fi
@@ -93,42 +99,65 @@ calls_counted() {  # calls_counted WORKLOAD MODE I -> sum of enters in that run'
   [ -f "$f" ] && python3 -c 'import json,sys; print(sum(m["enters"] for m in json.load(open(sys.argv[1]))["methods"]))' "$f"
 }
 median() { sort -n | awk '{a[NR]=$1} END {if (NR==0) print "-"; else if (NR%2) print a[(NR+1)/2]; else printf "%.2f", (a[NR/2]+a[NR/2+1])/2}'; }
-echo "java: $(java -version 2>&1 | head -1); runs: $N; modes: $MODES; metric: $([ -n "$CPU" ] && echo cpu || echo wall) seconds; load: $(cut -d' ' -f1-3 /proc/loadavg)"
-printf '%-9s %8s' workload none_s; for m in $MODES; do printf ' %9s %6s' "${m}_s" ratio; done; echo
-declare -A logsum count ncalls
-for w in $NAMES; do
-  declare -A times=()
-  for i in $(seq 1 "$N"); do
-    for m in none $MODES; do times[$m]+="$(run1 "$w" "$m" "$i") "; done
-  done
-  for m in $MODES; do
-    case $m in calls|times|timesall|callscpu)
-      ncalls[$w-$m]=$(for i in $(seq 1 "$N"); do calls_counted "$w" "$m" "$i"; done | median) ;;
-    esac
-  done
-  base=$(echo ${times[none]} | tr ' ' '\n' | grep . | median)
-  printf '%-9s %8s' "$w" "$base"
-  for m in $MODES; do
-    t=$(echo ${times[$m]} | tr ' ' '\n' | grep . | median)
-    r=$(awk -v b="$base" -v t="$t" 'BEGIN{ if (b+0 > 0 && t+0 > 0) printf "%.3f", t/b; else print "-" }')
-    printf ' %9s %6s' "$t" "$r"
-    if [ "$r" != - ]; then
-      logsum[$m]=$(awk -v s="${logsum[$m]:-0}" -v r="$r" 'BEGIN{ printf "%.6f", s + log(r) }')
-      count[$m]=$(( ${count[$m]:-0} + 1 ))
+bench_jdk() {  # bench_jdk: one table, for the java on PATH
+  local w m i base t r g first
+  declare -A logsum=() count=() ncalls=()
+  echo "java: $(java -version 2>&1 | head -1)${EXTRA_OPTS:+ $EXTRA_OPTS}; runs: $N; modes: $MODES; metric: $([ -n "$CPU" ] && echo cpu || echo wall) seconds; load: $(cut -d' ' -f1-3 /proc/loadavg)"
+  printf '%-9s %8s' workload none_s; for m in $MODES; do printf ' %9s %6s' "${m}_s" ratio; done; echo
+  for w in $NAMES; do
+    declare -A times=()
+    # A workload that cannot run on this JDK without the agent says so once, and has no row.
+    first=$(run1 "$w" none 0)
+    if [ -z "$first" ]; then
+      echo "$w: skipped, it fails on this JDK without any agent (see $OUT/logs/$JDK_TAG-$w-none-0.log)"
+      continue
     fi
+    for i in $(seq 1 "$N"); do
+      for m in none $MODES; do times[$m]+="$(run1 "$w" "$m" "$i") "; done
+    done
+    for m in $MODES; do
+      case $m in calls|times|timesall|callscpu)
+        ncalls[$w-$m]=$(for i in $(seq 1 "$N"); do calls_counted "$w" "$m" "$i"; done | median) ;;
+      esac
+    done
+    base=$(echo ${times[none]} | tr ' ' '\n' | grep . | median)
+    printf '%-9s %8s' "$w" "$base"
+    for m in $MODES; do
+      t=$(echo ${times[$m]} | tr ' ' '\n' | grep . | median)
+      r=$(awk -v b="$base" -v t="$t" 'BEGIN{ if (b+0 > 0 && t+0 > 0) printf "%.3f", t/b; else print "-" }')
+      printf ' %9s %6s' "$t" "$r"
+      if [ "$r" != - ]; then
+        logsum[$m]=$(awk -v s="${logsum[$m]:-0}" -v r="$r" 'BEGIN{ printf "%.6f", s + log(r) }')
+        count[$m]=$(( ${count[$m]:-0} + 1 ))
+      fi
+    done
+    echo
+    unset times
+  done
+  printf '%-9s %8s' geomean ""
+  for m in $MODES; do
+    g=$(awk -v s="${logsum[$m]:-0}" -v c="${count[$m]:-0}" 'BEGIN{ if (c > 0) printf "%.3f", exp(s / c); else print "-" }')
+    printf ' %9s %6s' "" "$g"
   done
   echo
-  unset times
-done
-printf '%-9s %8s' geomean ""
-for m in $MODES; do
-  g=$(awk -v s="${logsum[$m]:-0}" -v c="${count[$m]:-0}" 'BEGIN{ if (c > 0) printf "%.3f", exp(s / c); else print "-" }')
-  printf ' %9s %6s' "" "$g"
-done
-echo
-for m in $MODES; do
-  case $m in calls|times|timesall|callscpu)
-    printf 'calls counted (%s, median per run):' "$m"
-    for w in $NAMES; do printf ' %s=%s' "$w" "${ncalls[$w-$m]:--}"; done; echo ;;
-  esac
+  for m in $MODES; do
+    case $m in calls|times|timesall|callscpu)
+      printf 'calls counted (%s, median per run):' "$m"
+      for w in $NAMES; do printf ' %s=%s' "$w" "${ncalls[$w-$m]:--}"; done; echo ;;
+    esac
+  done
+}
+if [ ${#HOMES[@]} -eq 0 ]; then
+  for j in /usr/lib/jvm/*/bin/javac; do
+    h=$(dirname "$(dirname "$(readlink -f "$j")")")
+    case " ${HOMES[*]-} " in *" $h "*) ;; *) HOMES+=("$h") ;; esac
+  done
+fi
+for home in "${HOMES[@]}"; do
+  JDK_TAG=$(basename "$home") EXTRA_OPTS= PATH=$home/bin:$PATH JAVA_HOME=$home bench_jdk
+  echo
+  if [ -n "$COH" ] && "$home/bin/java" -XX:+UseCompactObjectHeaders -version > /dev/null 2>&1; then
+    JDK_TAG=$(basename "$home")-coh EXTRA_OPTS=-XX:+UseCompactObjectHeaders PATH=$home/bin:$PATH JAVA_HOME=$home bench_jdk
+    echo
+  fi
 done

@@ -108,23 +108,33 @@ final class HeapProxyAllocs {
     private static final long[] WEAK_MADE = new long[1];
     private static final int SWEEP_EVERY = 256;
     private static final long[] EMPTY = new long[0];
-    private static final long[][] CLASS_ROWS = rows(SLOTS);
+    private static final long[][] CLASS_ROWS = rows(SLOTS, EMPTY);
     /** Columns as in a row: retired threads and threads without a slot (atomic adds). */
     private static final long[] SHARED_CLASSES = new long[2 * CLASS_SLOTS];
+    /** [0]: the highest dense index given a column, so that the readers sum the columns in use, not the table. */
+    private static final int[] HIGHEST_INDEX = new int[1];
 
     // ---- sites
 
     private static final int PAGE_SHIFT = 7;
+    /** Longs per page of a shared table: one thread page's worth of sites (PAGE sites, two columns). */
+    private static final int SHARED_PAGE_SHIFT = PAGE_SHIFT + 1;
+    private static final int SHARED_PAGE_MASK = (1 << SHARED_PAGE_SHIFT) - 1;
     private static final int PAGE = 1 << PAGE_SHIFT;
     private static final int PAGE_MASK = PAGE - 1;
     private static final int MAX_SITES = powerOfTwo(HeapProxy.maxSites, 1);
     private static final long[][] NO_PAGES = new long[0][];
     /** Per slot, pages of PAGE sites: [2j] count, [2j + 1] array bytes. */
-    private static final long[][][] SITE_PAGES = pages(SLOTS);
-    private static final long[] SHARED_SITES = new long[2 * MAX_SITES];
+    private static final long[][][] SITE_PAGES = pages(SLOTS, NO_PAGES);
+    /**
+     * Shared site totals, paged like the threads' rows and made on first use: a flat table for every possible site
+     * was 16 MB of zeroed heap at start-up (a third of a hello world's start-up under the agent), and was read whole
+     * at exit.
+     */
+    private static final long[][] SHARED_SITES = new long[(2 * MAX_SITES) >>> SHARED_PAGE_SHIFT][];
     /** Per slot, pages of PAGE sites: objects finished, the live sample's counter (depth > 0). Not reported. */
-    private static final long[][][] BUILT_PAGES = pages(SLOTS);
-    private static final long[] SHARED_BUILT = new long[LIVE && DEPTH > 0 ? MAX_SITES : 1];
+    private static final long[][][] BUILT_PAGES = pages(SLOTS, NO_PAGES);
+    private static final long[][] SHARED_BUILT = new long[LIVE && DEPTH > 0 ? MAX_SITES >>> SHARED_PAGE_SHIFT : 0][];
 
     /** [0]: probes whose site or class did not fit the tables; reported, never silently lost. */
     static final long[] DROPPED = new long[1];
@@ -149,15 +159,19 @@ final class HeapProxyAllocs {
         return t;
     }
 
-    private static long[][] rows(int n) {
+    // The fillers take their value as an argument: while this class initialises, every getstatic of its own fields
+    // is resolved again by the interpreter (the constant-pool entry is not cached until initialisation ends), a
+    // slow lookup that cost 12 ms of a hello world's start-up when the loops read EMPTY and NO_PAGES directly.
+
+    private static long[][] rows(int n, long[] empty) {
         long[][] t = new long[n][];
-        for (int i = 0; i < n; i++) t[i] = EMPTY;
+        for (int i = 0; i < n; i++) t[i] = empty;
         return t;
     }
 
-    private static long[][][] pages(int n) {
+    private static long[][][] pages(int n, long[][] none) {
         long[][][] t = new long[n][][];
-        for (int i = 0; i < n; i++) t[i] = NO_PAGES;
+        for (int i = 0; i < n; i++) t[i] = none;
         return t;
     }
 
@@ -399,7 +413,7 @@ final class HeapProxyAllocs {
     }
 
     private static void builtSlowly(Object o, int site) {
-        if (!siteOk(site) || site >= SHARED_BUILT.length) { dropped(); return; }
+        if (!siteOk(site) || SHARED_BUILT.length == 0) { dropped(); return; }
         long[] p = pageSlowly(BUILT_PAGES, site, 1, true);
         long n = p != null ? p[site & PAGE_MASK]++ : shared(SHARED_BUILT, site, 1);
         if (sampled(n)) HeapProxy.tagSite(o, site);
@@ -488,6 +502,7 @@ final class HeapProxyAllocs {
         long at = INTS + i * INT_SCALE;
         int x = HeapProxy.classIndex(c, o);
         if (x > 0 && x < CLASS_SLOTS) {
+            raiseHighestIndex(x);
             int column = x << 1 | (o instanceof Object[] a && holdsArrays(a) ? NESTED : 0);
             if (U.compareAndSetInt(COLUMNS, at, NONE, column)) return column;
         }
@@ -495,6 +510,11 @@ final class HeapProxyAllocs {
         if (column != NONE) return column;
         dropped();
         return -1;
+    }
+
+    private static void raiseHighestIndex(int x) {
+        int h;
+        while ((h = U.getIntVolatile(HIGHEST_INDEX, INTS)) < x && !U.compareAndSetInt(HIGHEST_INDEX, INTS, h, x)) {}
     }
 
     /** Whether the component type is an array type, by instanceof only (no JDK method on this path). */
@@ -568,6 +588,17 @@ final class HeapProxyAllocs {
         return U.getAndAddLong(table, LONGS + index * LONG_SCALE, delta);
     }
 
+    /** Adds delta at index of a paged shared table, making its page if it is the first; returns the value before. */
+    private static long shared(long[][] pages, int index, long delta) {
+        long at = REFS + (index >>> SHARED_PAGE_SHIFT) * REF_SCALE;
+        long[] p = (long[]) U.getReferenceAcquire(pages, at);
+        if (p == null) {
+            long[] made = new long[1 << SHARED_PAGE_SHIFT];
+            p = U.compareAndSetReference(pages, at, null, made) ? made : (long[]) U.getReferenceAcquire(pages, at);
+        }
+        return shared(p, index & SHARED_PAGE_MASK, delta);
+    }
+
     private static void dropped() {
         shared(DROPPED, 0, 1);
     }
@@ -629,22 +660,37 @@ final class HeapProxyAllocs {
 
     private static long[] minus(long[] sums, long[] base) {
         if (base != null) {
-            for (int i = 0; i < sums.length; i++) sums[i] -= base[i];
+            // The tables only grow, so a later sum is at least as long as the base.
+            for (int i = 0; i < sums.length && i < base.length; i++) sums[i] -= base[i];
         }
         return sums;
     }
 
     private static long[] classSums() {
-        long[] out = snapshot(SHARED_CLASSES);
+        int n = Math.min(SHARED_CLASSES.length, 2 * (U.getIntVolatile(HIGHEST_INDEX, INTS) + 1));
+        long[] out = new long[n];
+        for (int i = 0; i < n; i++) out[i] = U.getLongVolatile(SHARED_CLASSES, LONGS + i * LONG_SCALE);
         for (int s = 1; s < SLOTS; s++) {
             long[] c = (long[]) U.getReferenceAcquire(CLASS_ROWS, REFS + s * REF_SCALE);
-            for (int k = 2; k < c.length; k++) out[k] += c[k];
+            for (int k = 2; k < c.length && k < n; k++) out[k] += c[k];
         }
         return out;
     }
 
     private static long[] siteSums() {
-        long[] out = snapshot(SHARED_SITES);
+        // As long as the highest page any table made: sites above it were never counted.
+        int pages = lastPage(SHARED_SITES) + 1;
+        for (int s = 1; s < SLOTS; s++) {
+            long[][] d = (long[][]) U.getReferenceAcquire(SITE_PAGES, REFS + s * REF_SCALE);
+            pages = Math.max(pages, d.length);
+        }
+        long[] out = new long[pages << SHARED_PAGE_SHIFT];
+        for (int i = 0; i < SHARED_SITES.length && i < pages; i++) {
+            long[] p = (long[]) U.getReferenceAcquire(SHARED_SITES, REFS + i * REF_SCALE);
+            if (p == null) continue;
+            int first = i << SHARED_PAGE_SHIFT;
+            for (int j = 0; j < p.length; j++) out[first + j] = U.getLongVolatile(p, LONGS + j * LONG_SCALE);
+        }
         for (int s = 1; s < SLOTS; s++) {
             long[][] d = (long[][]) U.getReferenceAcquire(SITE_PAGES, REFS + s * REF_SCALE);
             for (int i = 0; i < d.length; i++) {
@@ -657,10 +703,11 @@ final class HeapProxyAllocs {
         return out;
     }
 
-    private static long[] snapshot(long[] shared) {
-        long[] out = new long[shared.length];
-        for (int i = 0; i < out.length; i++) out[i] = U.getLongVolatile(shared, LONGS + i * LONG_SCALE);
-        return out;
+    private static int lastPage(long[][] pages) {
+        for (int i = pages.length - 1; i >= 0; i--) {
+            if (U.getReferenceAcquire(pages, REFS + i * REF_SCALE) != null) return i;
+        }
+        return -1;
     }
 
     /** Slots owned by a thread: the threads holding rows (the threads that ended hold none). */
