@@ -155,8 +155,8 @@ const KEYS: &[(&str, Kind, &str)] = &[
     ("sampling:\n  cpu: {}\n", Kind::Word, "cpu"),
     ("sampling:\n  wall: {}\n", Kind::Word, "wall"),
     ("sampling:\n  engine: {}\n", Kind::Word, "engine"),
-    // A list where an interval goes: the wrong type, named by its section.
-    ("sampling:\n  cpu: [{}]\n", Kind::Word, "sampling"),
+    // A list where an interval goes: the wrong type (the message names the section, its hint the key).
+    ("sampling:\n  cpu: [{}]\n", Kind::Word, "cpu"),
 ];
 
 /// One JVM start that must be refused.
