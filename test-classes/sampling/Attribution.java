@@ -6,7 +6,8 @@ import java.lang.management.ThreadMXBean;
  * CPU time, "warm-thread" runs warm() for 1 unit, so hot() is 75% and warm() 25% of the work whatever the
  * JIT does with either. The CPU-time check is in the callers, between calls, so each method's own samples
  * are its arithmetic. Meanwhile "sleeper" sleeps and "blocked" waits for a lock main holds: both should
- * get wall-clock samples and no CPU samples. Prints the exact number of calls of hot() and warm().
+ * get wall-clock samples, and CPU samples for no more than the little CPU time they used. Prints the
+ * exact number of calls of hot() and warm(), and the idle threads' CPU time.
  *
  * java Attribution [UNIT_MS]   (default 400)
  */
@@ -16,6 +17,7 @@ public class Attribution {
     static volatile long sink;
     static volatile boolean done;
     static long hotCalls, warmCalls;
+    static volatile long sleeperCpu, blockedCpu;
 
     static long cpu() {
         return BEAN.getCurrentThreadCpuTime();
@@ -54,18 +56,18 @@ public class Attribution {
             }
         }, "warm-thread");
         Thread sleeper = new Thread(() -> {
-            while (!done) {
-                try {
-                    Thread.sleep(50);
-                } catch (InterruptedException e) {
-                    return;
-                }
+            try {
+                Thread.sleep(600_000);
+            } catch (InterruptedException e) {
+                // main wakes it at the end
             }
+            sleeperCpu = cpu();
         }, "sleeper");
         Thread blocked = new Thread(() -> {
             synchronized (LOCK) {
                 sink++;
             }
+            blockedCpu = cpu();
         }, "blocked");
         sleeper.start();
         synchronized (LOCK) {
@@ -76,8 +78,12 @@ public class Attribution {
             w.join();
         }
         done = true;
+        sleeper.interrupt();
         blocked.join();
         sleeper.join();
-        System.out.println("hot=" + hotCalls + " warm=" + warmCalls);
+        // The CPU time the two idle threads used in all (starting, waking, spinning on the lock before
+        // parking), in microseconds: their CPU samples can only account for that much.
+        System.out.println("hot=" + hotCalls + " warm=" + warmCalls + " sleeperCpuUs=" + sleeperCpu / 1000
+                + " blockedCpuUs=" + blockedCpu / 1000);
     }
 }
