@@ -234,6 +234,17 @@ fn attribution_matches_the_work_and_rows_keep_exact_counts() {
                 "{what}"
             );
             assert!(dir.join("out.wall.collapsed").exists(), "{what}");
+            // The JSON report reads back, and renders the same text as the agent's.
+            let again = Command::new(instr_bin())
+                .arg("report")
+                .arg(dir.join("out.json"))
+                .output()
+                .unwrap();
+            check(&format!("{what}: instr report out.json"), &again);
+            assert!(
+                text(&again.stdout) == txt,
+                "{what}: instr report out.json differs from out.txt"
+            );
             let offline = Command::new(instr_bin())
                 .args(["report", "--format", "json"])
                 .arg(dir.join("out.samples"))

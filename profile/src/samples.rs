@@ -138,9 +138,9 @@ pub fn merge_into_methods(p: &mut Profile) {
     for m in &mut p.methods {
         let key = (m.class.clone(), m.method.clone(), m.descriptor.clone());
         let probed = m.rest.get("probed") != Some(&Value::Bool(false));
+        // `unwinds` is the row's own field already; `calls` names `enters` as the reports do.
         if probed {
             m.rest.insert("calls".into(), json!(m.enters));
-            m.rest.insert("unwinds".into(), json!(m.unwinds));
         }
         if cpu_on {
             let (own, total) = cpu.get(&key).copied().unwrap_or((0, 0));
@@ -264,7 +264,12 @@ pub fn text(s: &mut String, p: &Profile) {
             *by_stack.entry(&st.frames).or_default() += st.samples;
         }
         let mut stacks: Vec<(&[SampledFrame], u64)> = by_stack.into_iter().collect();
-        stacks.sort_by(|a, b| b.1.cmp(&a.1).then_with(|| a.0.len().cmp(&b.0.len())));
+        // A total order, so that the report is the same from the agent and from `instr report`.
+        stacks.sort_by(|a, b| {
+            b.1.cmp(&a.1)
+                .then_with(|| a.0.len().cmp(&b.0.len()))
+                .then_with(|| frame_order(a.0).cmp(&frame_order(b.0)))
+        });
         let total: u64 = stacks.iter().map(|x| x.1).sum();
         let mut leaves: Vec<((&str, &str, &str), u64, usize)> = Vec::new();
         let mut leaf_index: HashMap<(&str, &str, &str), usize> = HashMap::new();
@@ -343,6 +348,22 @@ pub fn text(s: &mut String, p: &Profile) {
     }
 }
 
+/// The frames as sortable keys: a total order on stacks, so that the report is the same whether the agent
+/// or `instr report` renders it.
+fn frame_order(frames: &[SampledFrame]) -> Vec<(&str, &str, &str, Option<i64>)> {
+    frames
+        .iter()
+        .map(|f| {
+            (
+                f.class.as_str(),
+                f.method.as_str(),
+                f.descriptor.as_str(),
+                f.line,
+            )
+        })
+        .collect()
+}
+
 fn pct(v: u64, total: u64) -> f64 {
     if total == 0 {
         0.0
@@ -419,6 +440,8 @@ mod tests {
         let once = p.clone();
         merge_into_methods(&mut p);
         assert_eq!(p, once, "merging twice changes nothing");
+        let reread = Profile::from_json(&p.to_json()).expect("the merged profile reads back");
+        assert_eq!(reread, p);
         let row = |name: &str| p.methods.iter().find(|m| m.method == name).unwrap();
         let hot = row("hot");
         assert_eq!(hot.rest["calls"], json!(30));
