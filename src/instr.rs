@@ -1,4 +1,5 @@
-//! The `instr` command: reads the profiles the agent writes (`PREFIX.json`, schema `instr-profile/1`)
+//! The `instr` command: reads the profiles the agent writes (`PREFIX.json`, schema `instr-profile/2`;
+//! `instr-profile/1` and `instr-heap/1` are read too)
 //! and renders them (`instr report`), compares two of them (`instr diff`) and prints shell completions.
 //! Everything it draws comes from `instr-profile`'s pure renderers; this module is the command line,
 //! the files and the exit status around them.
@@ -286,11 +287,8 @@ fn report(a: &ReportArgs) -> Result<ExitCode, Failure> {
     // A profile (or a filter) with nothing to draw gives an empty graph, not an error: "nothing
     // matched" is an answer.
     let first = || {
-        views.first().cloned().unwrap_or(FlameView {
-            id: "objects",
-            title: "Allocated objects",
-            unit: "objects",
-            stacks: Vec::new(),
+        views.first().cloned().unwrap_or_else(|| {
+            FlameView::from_frames("objects", "Allocated objects", "objects", [])
         })
     };
     let bytes = match format {

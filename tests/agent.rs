@@ -69,7 +69,7 @@ fn report(jdk: &Jdk, classes: &Path, extra: &str, flags: &[&str], main: &str) ->
     assert!(collapsed.lines().all(|l| l
         .rsplit_once(' ')
         .is_some_and(|(_, n)| n.parse::<u64>().is_ok())));
-    (serde_json::from_str(&json).expect("valid JSON"), txt)
+    (profile_json(&json), txt)
 }
 
 /// A number from the report's `classes` entry for `class` (0 when the class or the field is absent).
@@ -134,7 +134,7 @@ fn class_counts_are_exact_in_every_execution_mode() {
                 );
             }
             assert_eq!(r["dropped"], 0);
-            assert_eq!(r["schema"], "instr-profile/1");
+            assert_eq!(r["schema"], "instr-profile/2");
             println!("[{}] {mode}: class counts exact", jdk.version);
         }
     }
@@ -168,8 +168,7 @@ fn jni_allocations_are_counted_once() {
                 "JniAlloc",
             );
             check(&format!("[{}] {mode} JniAlloc", jdk.version), &out);
-            let r: Value =
-                serde_json::from_str(&fs::read_to_string(dir.join("out.json")).unwrap()).unwrap();
+            let r: Value = profile_json(&fs::read_to_string(dir.join("out.json")).unwrap());
             assert_eq!(
                 class_count(&r, "JniAlloc$ByAllocObject"),
                 30,
@@ -225,7 +224,7 @@ fn reports_on_demand_while_running() {
             );
             std::thread::sleep(std::time::Duration::from_millis(50));
         }
-        let r: Value = serde_json::from_str(&fs::read_to_string(&json).unwrap()).unwrap();
+        let r: Value = profile_json(&fs::read_to_string(&json).unwrap());
         assert_eq!(
             class_count(&r, "OnDemand$Kept"),
             1234,
@@ -236,7 +235,7 @@ fn reports_on_demand_while_running() {
         // Drain the thread dump SIGQUIT printed, so the child never blocks on a full pipe.
         for _ in lines {}
         assert!(child.wait().unwrap().success());
-        let r: Value = serde_json::from_str(&fs::read_to_string(&json).unwrap()).unwrap();
+        let r: Value = profile_json(&fs::read_to_string(&json).unwrap());
         assert_eq!(
             class_count(&r, "OnDemand$Kept"),
             2000,
@@ -388,8 +387,7 @@ fn exit_while_threads_allocate() {
                 &format!("[{}] ExitWhileAllocating {extra}", jdk.version),
                 &out,
             );
-            let report: Value =
-                serde_json::from_str(&fs::read_to_string(dir.join("out.json")).unwrap()).unwrap();
+            let report: Value = profile_json(&fs::read_to_string(dir.join("out.json")).unwrap());
             assert!(
                 class_count(&report, "int[]") > 0,
                 "[{}] no int[] counted",
@@ -459,9 +457,7 @@ fn short_lived_threads_keep_counts_exact() {
                 } else {
                     200 + printed("virtual ")
                 };
-                let r: Value =
-                    serde_json::from_str(&fs::read_to_string(dir.join("out.json")).unwrap())
-                        .unwrap();
+                let r: Value = profile_json(&fs::read_to_string(dir.join("out.json")).unwrap());
                 assert_eq!(
                     class_count(&r, "ShortLivedThreads$Worker"),
                     threads * 1000,

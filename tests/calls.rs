@@ -111,7 +111,7 @@ fn run_calls(jdk: &Jdk, calls: &str, flags: &[&str], args: &[&str]) -> Run {
     );
     let json = fs::read_to_string(dir.join("out.json")).expect("report written");
     Run {
-        json: serde_json::from_str(&json).expect("valid JSON"),
+        json: profile_json(&json),
         txt: fs::read_to_string(dir.join("out.txt")).unwrap(),
         stdout: text(&out.stdout),
         cpu_collapsed: fs::read_to_string(dir.join("out.cpu.collapsed")).ok(),
@@ -610,8 +610,7 @@ fn rules_select_one_package_one_class_one_method() {
         .arg("app.Main");
         let out = run(&mut cmd);
         check(&format!("[{}] app.Main", jdk.version), &out);
-        let json: Value =
-            serde_json::from_str(&fs::read_to_string(classes.join("out.json")).unwrap()).unwrap();
+        let json: Value = profile_json(&fs::read_to_string(classes.join("out.json")).unwrap());
         let mut got: Vec<(String, String, String, u64)> = json["methods"]
             .as_array()
             .unwrap()
@@ -685,10 +684,7 @@ fn run_many_threads(
         text(&out.stderr)
     );
     let json = fs::read_to_string(dir.join("out.json")).expect("report written");
-    (
-        serde_json::from_str(&json).expect("valid JSON"),
-        text(&out.stdout),
-    )
+    (profile_json(&json), text(&out.stdout))
 }
 
 /// The number after `label ` on a line of the program's output.

@@ -134,7 +134,10 @@ fn every_format_produces_output() {
             "text" => assert_eq!(body, report),
             "json" => {
                 let back: Value = serde_json::from_slice(&bytes).unwrap();
-                assert_eq!(back["schema"], "instr-profile/1");
+                assert_eq!(
+                    back["schema"], "instr-profile/2",
+                    "written in the current schema"
+                );
                 assert_eq!(back["sites"].as_array().unwrap().len(), 3);
             }
             "html" => assert!(body.contains("<html") && body.contains("p.json"), "{body}"),

@@ -390,6 +390,33 @@ fn deadlocks_and_monitor_dump_on_demand() {
         }
         let main = threads.iter().find(|t| t["name"] == "main").unwrap();
         assert_eq!(main["state"], "TIMED_WAITING", "[{v}] {main}");
+        // The same request writes the profile as it is now, with the thread profiler's section taken
+        // now: the deadlocked threads alive (no end yet), the section's time before the VM's exit.
+        let json_path = dir.join("out.json");
+        wait_for("the on-demand profile", Duration::from_secs(60), || {
+            read_json(&json_path).is_some_and(|p| p["threads"].is_object())
+        });
+        let profile = read_json(&json_path).unwrap();
+        assert_eq!(profile["schema"], "instr-profile/2", "[{v}]");
+        let section = &profile["threads"];
+        let time = section["time_ns"].as_u64().unwrap();
+        assert!(time > 0, "[{v}] the snapshot's time");
+        let listed = arr(&section["threads"]);
+        for name in ["main", "dl2-a", "dl2-b", "dl3-a", "juc-a"] {
+            let t = listed
+                .iter()
+                .find(|t| t["name"] == name)
+                .unwrap_or_else(|| {
+                    panic!("[{v}] {name} missing from the on-demand threads section")
+                });
+            assert!(t["end_ns"].is_null(), "[{v}] {name} is alive: {t}");
+            // On demand, "at exit" is when the section was taken (docs/REPORTS.md).
+            assert_eq!(t["alive_at_exit"], true, "[{v}] alive when taken: {t}");
+            assert!(
+                t["lifetime_ns"].as_u64().unwrap() <= time,
+                "[{v}] {name} lived at most until the snapshot: {t}"
+            );
+        }
         drop(running);
         println!(
             "[{v}] SIGQUIT: monitor dump of {} threads, three deadlocks",
@@ -955,9 +982,8 @@ fn the_main_profile_carries_the_threads_section() {
         // The leaf is the monitor's class, under the method holding the synchronized block.
         assert!(
             monitors.stacks.iter().any(|s| {
-                let n = s.frames.len();
-                &*s.frames[n - 1].name == "Contention$Lock"
-                    && &*s.frames[n - 2].name == "Contention.critical"
+                let names: Vec<&str> = monitors.frames_of(s).map(|f| &*f.name).collect();
+                names.ends_with(&["Contention.critical", "Contention$Lock"])
             }),
             "[{v}] {monitors:?}"
         );

@@ -11,12 +11,11 @@
 //! are not suspended: a cycle is reported only when two snapshots taken one after the other both have it.
 
 use std::collections::BTreeSet;
-use std::fmt::Write as _;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Condvar, Mutex, OnceLock};
 use std::time::Duration;
 
-use instr_profile::model::Deadlock;
+use instr_profile::model::MonitorDump;
 use instr_profile::render::threads_text;
 use jni_sys::{jobject, jvalue};
 use serde_json::{json, Value};
@@ -190,7 +189,11 @@ fn dump(p: &Profiler, jni: Jni, reason: &str, always: bool) {
         let all = reported_cycles();
         let path = format!("{}.monitors", p.prefix);
         let json = dump_json(reason, &threads, &all);
-        let text = dump_text(reason, &threads, &all);
+        // The text is rendered from the JSON's typed form by instr-profile, as `instr` would.
+        let text = match serde_json::from_value::<MonitorDump>(json.clone()) {
+            Ok(d) => threads_text::monitor_dump_text(&d),
+            Err(e) => format!("instr: internal error: the monitor dump is not one ({e})\n"),
+        };
         write_reports(&[
             (
                 format!("{path}.json"),
@@ -418,10 +421,6 @@ pub fn find_cycles(threads: &[ThreadView]) -> Vec<Cycle> {
     cycles
 }
 
-fn monitor_text(m: &Monitor) -> String {
-    format!("<{}@{:x}>", m.class, m.hash as u32)
-}
-
 fn monitor_json(m: &Monitor) -> Value {
     json!({"class": m.class, "id": m.hash, "kind": m.kind, "depth": m.depth})
 }
@@ -471,76 +470,4 @@ fn dump_json(reason: &str, threads: &[ThreadView], cycles: &[Cycle]) -> Value {
         "threads": threads.iter().map(thread_json).collect::<Vec<_>>(),
         "deadlocks": cycles.iter().map(cycle_json).collect::<Vec<_>>(),
     })
-}
-
-fn frame_line(f: &ResolvedFrame) -> String {
-    let place = match (&f.file, f.line) {
-        (Some(file), Some(line)) => format!("{file}:{line}"),
-        (Some(file), None) => file.clone(),
-        _ => "Unknown Source".into(),
-    };
-    format!("{}.{}({place})", f.class, f.method)
-}
-
-/// A thread as in a Java thread dump: the header, then frames with the monitors locked at each.
-fn thread_text(s: &mut String, t: &ThreadView) {
-    let _ = writeln!(
-        s,
-        "\"{}\" id={}{} {}",
-        t.name,
-        t.id,
-        if t.daemon { " daemon" } else { "" },
-        t.state
-    );
-    if let Some(w) = &t.waiting {
-        let what = match w.kind {
-            "enter" => "waiting to lock",
-            "wait" => "waiting on",
-            _ => "parked waiting for",
-        };
-        let owner = w
-            .owner_thread
-            .as_ref()
-            .map(|(id, name)| format!(" held by \"{name}\" id={id}"))
-            .unwrap_or_default();
-        let _ = writeln!(s, "    {what} {}{owner}", monitor_text(&w.monitor));
-    }
-    for (i, f) in t.frames.iter().enumerate() {
-        let _ = writeln!(s, "\tat {}", frame_line(f));
-        for m in t.owned.iter().filter(|m| m.depth == i as i32) {
-            let _ = writeln!(s, "\t- locked {}", monitor_text(m));
-        }
-    }
-    for m in t.owned.iter().filter(|m| m.depth < 0) {
-        let _ = writeln!(s, "\t- holds {} ({})", monitor_text(m), m.kind);
-    }
-    s.push('\n');
-}
-
-/// The deadlocks, as the threads report shows them (`instr-profile` renders both from the JSON form).
-pub fn cycles_text(s: &mut String, cycles: &[Cycle]) {
-    // cycle_json writes every field a Deadlock requires, so none is left out here (the monitors tests
-    // check the count the text's first line gives).
-    let typed: Vec<Deadlock> = cycles
-        .iter()
-        .filter_map(|c| serde_json::from_value(cycle_json(c)).ok())
-        .collect();
-    threads_text::deadlocks_text(s, &typed);
-}
-
-fn dump_text(reason: &str, threads: &[ThreadView], cycles: &[Cycle]) -> String {
-    let mut s = String::new();
-    let _ = writeln!(
-        s,
-        "instr monitor dump, pid {}, {reason}, {:.3} s after start\n",
-        std::process::id(),
-        now() as f64 / 1e9
-    );
-    cycles_text(&mut s, cycles);
-    let _ = writeln!(s, "\nMONITOR DUMP BEGIN ({} threads)", threads.len());
-    for t in threads {
-        thread_text(&mut s, t);
-    }
-    let _ = writeln!(s, "MONITOR DUMP END");
-    s
 }

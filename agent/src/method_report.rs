@@ -10,6 +10,7 @@
 use std::collections::{BTreeMap, HashMap};
 use std::fmt::Write as _;
 
+use instr_profile::model::{CallPath, Frame, FrameTable};
 use jni_sys::jobject;
 use serde_json::{json, Value};
 
@@ -690,7 +691,6 @@ impl Calls {
                     *edges.entry(*k).or_default() += c;
                 }
             }
-            section["paths"] = self.paths_json();
             section["edges"] = edges
                 .iter()
                 .map(|(&(caller, callee), &count)| {
@@ -705,45 +705,57 @@ impl Calls {
         report["calls"] = section;
     }
 
-    /// Every path of the merged call trees with its exact calls and self CPU and wall time (JSON
-    /// `calls.paths`, from which the calls, CPU and wall flame graphs are drawn). The paths with the most
-    /// calls first, at most MAX_COLLAPSED_LINES of them; the rest are summed into one `(other paths)`
-    /// entry, so every total stays exact.
-    fn paths_json(&self) -> Value {
+    /// Every path of the merged call trees with its exact calls and self CPU and wall time (the
+    /// profile's `calls.paths`, from which the calls, CPU and wall flame graphs are drawn), its frames
+    /// numbered in `table`. The paths with the most calls first, at most MAX_COLLAPSED_LINES of them;
+    /// the rest are summed into one `(other paths)` entry, so every total stays exact. None outside
+    /// times mode.
+    pub fn paths(&self, a: &Agent, table: &mut FrameTable) -> Vec<CallPath> {
+        if !self.times {
+            return Vec::new();
+        }
         let t = &self.stacks;
         let mut nodes: Vec<usize> = (1..t.parent.len())
             .filter(|&i| t.calls[i] > 0 || t.cpu[i] > 0)
             .collect();
         nodes.sort_by(|&x, &y| t.calls[y].cmp(&t.calls[x]).then(x.cmp(&y)));
-        let name = |m: &u32| {
-            self.names
-                .get(m)
-                .cloned()
-                .unwrap_or_else(|| "?".to_string())
+        // Each method's frame once: a call path's frame is the method, without a line.
+        let mut frame_of: HashMap<u32, u32> = HashMap::new();
+        let mut frame = |m: u32| -> u32 {
+            *frame_of.entry(m).or_insert_with(|| {
+                table.intern(match a.ids.method(m) {
+                    Some(info) => Frame {
+                        class: info.class.replace('/', "."),
+                        method: info.name,
+                        descriptor: info.descriptor,
+                        file: None,
+                        line: None,
+                    },
+                    None => Frame::from_name(self.names.get(&m).map_or("?", String::as_str)),
+                })
+            })
         };
-        let mut out: Vec<Value> = nodes
+        let mut out: Vec<CallPath> = nodes
             .iter()
             .take(MAX_COLLAPSED_LINES)
-            .map(|&i| {
-                json!({
-                    "frames": t.path(i).iter().map(name).collect::<Vec<_>>(),
-                    "calls": t.calls[i],
-                    "self_cpu_ns": t.cpu[i],
-                    "self_wall_ns": t.wall[i],
-                })
+            .map(|&i| CallPath {
+                frames: t.path(i).into_iter().map(&mut frame).collect(),
+                calls: t.calls[i],
+                self_cpu_ns: t.cpu[i],
+                self_wall_ns: t.wall[i],
             })
             .collect();
         let rest = &nodes[nodes.len().min(MAX_COLLAPSED_LINES)..];
         if !rest.is_empty() {
             let sum = |v: &[u64]| rest.iter().map(|&i| v[i]).sum::<u64>();
-            out.push(json!({
-                "frames": ["(other paths)"],
-                "calls": sum(&t.calls),
-                "self_cpu_ns": sum(&t.cpu),
-                "self_wall_ns": sum(&t.wall),
-            }));
+            out.push(CallPath {
+                frames: vec![table.intern(Frame::from_name("(other paths)"))],
+                calls: sum(&t.calls),
+                self_cpu_ns: sum(&t.cpu),
+                self_wall_ns: sum(&t.wall),
+            });
         }
-        Value::Array(out)
+        out
     }
 
     /// `PREFIX.cpu.collapsed`: one line per call path, root first, weighted by exclusive CPU ns.

@@ -45,7 +45,7 @@ OPTIONS is either a rules file (rules/*.yaml) or comma-separated key=value pairs
                 jcmd PID JVMTI.data_dump), exit (at VM exit) or both
   help          print this and stop
 Reports, written at VM exit: PREFIX.txt (hprof-style SITES and TRACEs), PREFIX.json (exact counts,
-schema instr-profile/1), PREFIX.collapsed (flame-graph input: stack;class bytes) and PREFIX.html (flame
+schema instr-profile/2), PREFIX.collapsed (flame-graph input: stack;class bytes) and PREFIX.html (flame
 graphs of every view, one file to open in a browser); with threads on,
 PREFIX.threads.txt (THREADS and MONITOR TIME) and PREFIX.threads.json (schema instr-threads/1).";
 

@@ -1,5 +1,5 @@
 //! Reading the counts back from HeapProxy at VM death and writing the reports: `PREFIX.json` (exact
-//! counts, schema `instr-profile/1`, see docs/REPORTS.md) and `PREFIX.txt` (hprof-style). Both are written
+//! counts, schema `instr-profile/2`, see docs/REPORTS.md) and `PREFIX.txt` (hprof-style). Both are written
 //! to a temporary file and renamed, so a reader never sees half a report.
 //!
 //! The allocation counts are in per-thread rows (HeapProxyAllocs); HeapProxy's `classTotals` and
@@ -9,7 +9,8 @@
 use std::collections::HashMap;
 use std::sync::atomic::Ordering;
 
-use instr_profile::{flame, render, Profile};
+use instr_profile::model::{Frame, FrameTable, SiteRow};
+use instr_profile::{render, Profile};
 use jni_sys::{jmethodID, jobject};
 use serde_json::{json, Value};
 
@@ -39,7 +40,8 @@ pub struct Site {
     pub class: String,
     pub count: u64,
     pub bytes: u64,
-    pub frames: Vec<ResolvedFrame>,
+    /// Indexes into the report's frame table, the allocating frame first.
+    pub frames: Vec<u32>,
     /// The rewriter's allocation-site id (the allocating instruction).
     pub site_id: Option<u32>,
     /// Live objects and bytes at exit allocated at this site (all its stacks together), when live
@@ -52,6 +54,8 @@ pub struct Site {
 pub struct Report {
     pub classes: Vec<ClassCount>,
     pub sites: Vec<Site>,
+    /// Every distinct frame of the sites' stacks once (the profile's `frames`).
+    pub frames: FrameTable,
     pub dropped: u64,
 }
 
@@ -140,6 +144,7 @@ pub fn collect(a: &Agent, jni: Jni, proxy: jobject, when: When) -> Report {
         (class, bytes)
     };
     let mut frames = FrameResolver::new(a);
+    let mut table = FrameTable::default();
     let mut sites = Vec::new();
     if a.rules.depth() > 1 && a.sampled_stacks.is_none() {
         for (key, totals) in a.stacks.snapshot() {
@@ -154,7 +159,7 @@ pub fn collect(a: &Agent, jni: Jni, proxy: jobject, when: When) -> Report {
                 frames: key
                     .frames
                     .iter()
-                    .map(|&(m, loc)| frames.resolve(jni, m as jmethodID, loc))
+                    .map(|&(m, loc)| frames.resolve_id(jni, m as jmethodID, loc, &mut table))
                     .collect(),
                 site_id: Some(key.site as u32),
                 live: None,
@@ -175,12 +180,14 @@ pub fn collect(a: &Agent, jni: Jni, proxy: jobject, when: When) -> Report {
             };
             let array_bytes = pair[1].max(0) as u64;
             let (class, bytes) = sized(&info.allocated_type, count as u64, array_bytes);
-            let frame = a.ids.method(info.method).map(|m| ResolvedFrame {
-                class: m.class.replace('/', "."),
-                method: m.name,
-                descriptor: m.descriptor,
-                file: None,
-                line: info.line.map(i64::from),
+            let frame = a.ids.method(info.method).map(|m| {
+                table.intern(Frame {
+                    class: m.class.replace('/', "."),
+                    method: m.name,
+                    descriptor: m.descriptor,
+                    file: None,
+                    line: info.line.map(i64::from),
+                })
             });
             sites.push(Site {
                 class,
@@ -201,12 +208,12 @@ pub fn collect(a: &Agent, jni: Jni, proxy: jobject, when: When) -> Report {
                 let resolved = key
                     .frames
                     .iter()
-                    .map(|&(m, loc)| frames.resolve(jni, m as jmethodID, loc))
+                    .map(|&(m, loc)| frames.resolve_id(jni, m as jmethodID, loc, &mut table))
                     .collect();
                 (resolved, totals.bytes)
             })
             .collect();
-        sites = crate::sampled_stacks::split(sites, samples);
+        sites = crate::sampled_stacks::split(sites, samples, &table.frames);
     }
     if let Some(l) = a
         .live
@@ -243,7 +250,7 @@ pub fn collect(a: &Agent, jni: Jni, proxy: jobject, when: When) -> Report {
             .then_with(|| y.bytes.cmp(&x.bytes))
             .then_with(|| y.count.cmp(&x.count))
             .then_with(|| x.class.cmp(&y.class))
-            .then_with(|| frame_text(&x.frames).cmp(&frame_text(&y.frames)))
+            .then_with(|| frame_order(&table.frames, &x.frames, &y.frames))
     });
 
     let dropped = jni
@@ -255,6 +262,7 @@ pub fn collect(a: &Agent, jni: Jni, proxy: jobject, when: When) -> Report {
     Report {
         classes,
         sites,
+        frames: table,
         dropped,
     }
 }
@@ -270,12 +278,14 @@ fn settle_live(a: &Agent) {
     a.jvmti.for_each_tagged_object(|_, _| {});
 }
 
-fn frame_text(frames: &[ResolvedFrame]) -> String {
-    frames
-        .iter()
-        .map(|f| format!("{}.{}{}", f.class, f.method, f.descriptor))
-        .collect::<Vec<_>>()
-        .join(";")
+/// Two stacks in the order of their frames' class, method and descriptor: the last tie-break of the
+/// sites' order, so that the report is the same whatever order the stacks were counted in.
+fn frame_order(table: &[Frame], x: &[u32], y: &[u32]) -> std::cmp::Ordering {
+    let key = |&i: &u32| {
+        let f = &table[i as usize];
+        (&f.class, &f.method, &f.descriptor)
+    };
+    x.iter().map(key).cmp(y.iter().map(key))
 }
 
 /// What a frame shows of its method: class, name, descriptor, source file and line table.
@@ -291,6 +301,9 @@ type MethodNames = (
 pub struct FrameResolver<'a> {
     a: &'a Agent,
     methods: HashMap<usize, MethodNames>,
+    /// (jmethodID, location) -> index in the frame table: a frame is resolved and its strings copied
+    /// once however many stacks hold it.
+    ids: HashMap<(usize, i64), u32>,
 }
 
 impl<'a> FrameResolver<'a> {
@@ -298,7 +311,31 @@ impl<'a> FrameResolver<'a> {
         FrameResolver {
             a,
             methods: HashMap::new(),
+            ids: HashMap::new(),
         }
+    }
+
+    /// The frame's index in `table`, added there when it is new.
+    pub fn resolve_id(
+        &mut self,
+        jni: Jni,
+        method: jmethodID,
+        location: i64,
+        table: &mut FrameTable,
+    ) -> u32 {
+        if let Some(&id) = self.ids.get(&(method as usize, location)) {
+            return id;
+        }
+        let f = self.resolve(jni, method, location);
+        let id = table.intern(Frame {
+            class: f.class,
+            method: f.method,
+            descriptor: f.descriptor,
+            file: f.file,
+            line: f.line,
+        });
+        self.ids.insert((method as usize, location), id);
+        id
     }
 
     pub fn resolve(&mut self, jni: Jni, method: jmethodID, location: i64) -> ResolvedFrame {
@@ -339,10 +376,9 @@ impl<'a> FrameResolver<'a> {
     }
 }
 
-fn frame_json(f: &ResolvedFrame) -> Value {
-    json!({"class": f.class, "method": f.method, "descriptor": f.descriptor, "file": f.file, "line": f.line})
-}
-
+/// The profile's small sections as JSON (everything but the sites and their frame table, which
+/// `write_all` puts into the profile directly: the JSON value of 100,000 stacks would cost more than
+/// every rendering of them).
 pub fn to_json(a: &Agent, r: &Report, pid: u32) -> Value {
     let gc = &a.gc;
     json!({
@@ -362,20 +398,6 @@ pub fn to_json(a: &Agent, r: &Report, pid: u32) -> Value {
         "classes": r.classes.iter().map(|c| {
             let mut v = json!({"class": c.name, "instances": c.instances, "bytes": c.bytes});
             if let Some((n, b)) = c.live {
-                v["live_instances"] = json!(n);
-                v["live_bytes"] = json!(b);
-            }
-            v
-        }).collect::<Vec<_>>(),
-        "sites": r.sites.iter().map(|s| {
-            let mut v = json!({
-                "class": s.class, "count": s.count, "bytes": s.bytes, "site_id": s.site_id,
-                "stack": s.frames.iter().map(frame_json).collect::<Vec<_>>(),
-            });
-            if s.estimated {
-                v["stack_estimated"] = json!(true);
-            }
-            if let Some((n, b)) = s.live {
                 v["live_instances"] = json!(n);
                 v["live_bytes"] = json!(b);
             }
@@ -411,6 +433,16 @@ pub fn write_all(a: &Agent, jni: Jni, proxy: jobject, when: When) {
             return;
         }
     };
+    let Report {
+        sites,
+        frames: mut table,
+        ..
+    } = r;
+    if let Some(section) = &mut profile.calls {
+        section.paths = calls.paths(a, &mut table);
+    }
+    profile.sites = sites.into_iter().map(site_row).collect();
+    profile.frames = table.frames;
     // The thread profiler's section: at exit the one it wrote PREFIX.threads.* from (it stopped before
     // this report), on demand the tables as they are now.
     profile.threads = match when {
@@ -420,26 +452,11 @@ pub fn write_all(a: &Agent, jni: Jni, proxy: jobject, when: When) {
     // The sampler's section, and its times merged into the method rows beside the exact counts.
     profile.samples = crate::sampler::section();
     instr_profile::samples::merge_into_methods(&mut profile);
-    let views = flame::views(&profile);
-    let text = render::text::render(&profile);
-    let mut files = vec![
-        (format!("{prefix}.json"), profile.to_json().into_bytes()),
-        (format!("{prefix}.txt"), text.into_bytes()),
-        (
-            format!("{prefix}.collapsed"),
-            views
-                .iter()
-                .find(|v| v.id == "bytes")
-                .map(render::collapsed::render)
-                .unwrap_or_default()
-                .into_bytes(),
-        ),
-        (
-            format!("{prefix}.html"),
-            render::html::render(&format!("instr: pid {pid}"), &views).into_bytes(),
-        ),
-        (format!("{prefix}.pb.gz"), render::pprof::render(&views)),
-    ];
+    let mut files: Vec<(String, Vec<u8>)> =
+        render::files::agent_files(&profile, &format!("instr: pid {pid}"))
+            .into_iter()
+            .map(|(suffix, bytes)| (format!("{prefix}{suffix}"), bytes))
+            .collect();
     files.extend(crate::sampler::collapsed_files(&profile, &prefix));
     if calls.times {
         files.push((
@@ -448,6 +465,19 @@ pub fn write_all(a: &Agent, jni: Jni, proxy: jobject, when: When) {
         ));
     }
     write_reports(&files);
+}
+
+fn site_row(s: Site) -> SiteRow {
+    SiteRow {
+        class: s.class,
+        count: s.count,
+        bytes: s.bytes,
+        site_id: s.site_id,
+        stack: s.frames,
+        stack_estimated: s.estimated,
+        live_instances: s.live.map(|l| l.0),
+        live_bytes: s.live.map(|l| l.1),
+    }
 }
 
 /// The temporary file `write_atomically` writes `path` through, in the same directory (a rename does not

@@ -10,7 +10,9 @@ use std::collections::HashMap;
 
 use crate::jvmti::{FrameInfo, Jvmti};
 use crate::live::sample_weight;
-use crate::report::{ResolvedFrame, Site};
+use instr_profile::model::Frame;
+
+use crate::report::Site;
 use crate::stacks::{StackKey, Stacks, Totals};
 
 /// At most this many frames are walked per sample (the rules cap the depth at 64).
@@ -55,7 +57,7 @@ impl SampledStacks {
 /// Where a site or a sample allocates: class, method, descriptor and line of the allocating frame.
 type Place = (String, String, String, Option<i64>);
 
-fn place(f: &ResolvedFrame) -> Place {
+fn place(f: &Frame) -> Place {
     (
         f.class.clone(),
         f.method.clone(),
@@ -68,12 +70,12 @@ fn place(f: &ResolvedFrame) -> Place {
 /// site's method and line, or, when none is, its method at any line. A site no sample reached stays
 /// as it is, with its one frame. Counts and bytes are split by largest remainder, so a site's stacks
 /// add up to its exact totals.
-pub fn split(sites: Vec<Site>, samples: Vec<(Vec<ResolvedFrame>, u64)>) -> Vec<Site> {
+pub fn split(sites: Vec<Site>, samples: Vec<(Vec<u32>, u64)>, table: &[Frame]) -> Vec<Site> {
     let mut by_line: HashMap<Place, Vec<usize>> = HashMap::new();
     let mut by_method: HashMap<Place, Vec<usize>> = HashMap::new();
     for (i, (frames, _)) in samples.iter().enumerate() {
-        let Some(top) = frames.first() else { continue };
-        let p = place(top);
+        let Some(&top) = frames.first() else { continue };
+        let p = place(&table[top as usize]);
         by_method
             .entry((p.0.clone(), p.1.clone(), p.2.clone(), None))
             .or_default()
@@ -82,11 +84,11 @@ pub fn split(sites: Vec<Site>, samples: Vec<(Vec<ResolvedFrame>, u64)>) -> Vec<S
     }
     let mut out = Vec::with_capacity(sites.len());
     for site in sites {
-        let Some(top) = site.frames.first() else {
+        let Some(&top) = site.frames.first() else {
             out.push(site);
             continue;
         };
-        let p = place(top);
+        let p = place(&table[top as usize]);
         let method = (p.0.clone(), p.1.clone(), p.2.clone(), None);
         let matched = by_line.get(&p).or_else(|| by_method.get(&method));
         let Some(matched) = matched.filter(|m| !m.is_empty()) else {
@@ -156,23 +158,24 @@ mod tests {
         assert_eq!(parts.iter().sum::<u64>(), 1_000_003);
     }
 
-    fn frame(method: &str, line: i64) -> ResolvedFrame {
-        ResolvedFrame {
-            class: "a.B".into(),
-            method: method.into(),
-            descriptor: "()V".into(),
-            file: None,
-            line: Some(line),
-        }
-    }
-
     #[test]
     fn a_site_is_split_over_the_stacks_sampled_at_its_line() {
-        let site = |line| Site {
+        let mut table = instr_profile::model::FrameTable::default();
+        let mut frame = |method: &str, line: i64| {
+            table.intern(Frame {
+                class: "a.B".into(),
+                method: method.into(),
+                descriptor: "()V".into(),
+                file: None,
+                line: Some(line),
+            })
+        };
+        let (leaf10, leaf99) = (frame("leaf", 10), frame("leaf", 99));
+        let site = |line, leaf| Site {
             class: "a.Item".into(),
             count: 400,
             bytes: 6400,
-            frames: vec![frame("leaf", line)],
+            frames: vec![leaf],
             site_id: Some(line as u32),
             live: None,
             estimated: false,
@@ -182,14 +185,20 @@ mod tests {
             (vec![frame("leaf", 10), frame("viaB", 4)], 100),
             (vec![frame("other", 1), frame("viaB", 4)], 100),
         ];
-        let out = split(vec![site(10), site(99)], samples);
+        let out = split(
+            vec![site(10, leaf10), site(99, leaf99)],
+            samples,
+            &table.frames,
+        );
         let rows: Vec<(u64, u64, &str, bool)> = out
             .iter()
             .map(|s| {
                 (
                     s.count,
                     s.bytes,
-                    s.frames.last().unwrap().method.as_str(),
+                    table.frames[*s.frames.last().unwrap() as usize]
+                        .method
+                        .as_str(),
                     s.estimated,
                 )
             })

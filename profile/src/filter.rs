@@ -6,21 +6,28 @@
 //!   or `[` (so `com.example` matches `com.example.Foo` and `com.example.sub.Bar`, not
 //!   `com.examples.Foo`; a class name works too and takes its nested classes and arrays along). Classes
 //!   and methods match by their own class. A site or a call path matches when the allocated class or
-//!   any frame does: "allocations made in my code" includes the JDK objects it allocates.
+//!   any frame does: "allocations made in my code" includes the JDK objects it allocates. In the
+//!   thread profiler's section, monitor rows match by the monitor's class or any waiter frame, the
+//!   per-class totals keep the classes left, and deadlocks match by a frame or a lock; the thread list
+//!   is kept whole (threads belong to no package).
 //! - **Threads**: only the call section is recorded per thread (`calls.threads`), so `--thread` replaces
 //!   `methods` by the sum of the matching threads' methods and keeps only those threads. Allocations
 //!   and call paths are summed over all threads in the report: they are left out, with a warning, rather
-//!   than shown as if they were the thread's.
+//!   than shown as if they were the thread's. In the thread profiler's section the thread list keeps
+//!   the matching threads (by name, id or prefix), the monitor rows those threads waited in are kept
+//!   whole (their times are every waiter's: they are not recorded per thread; a warning says so), and
+//!   the deadlocks they are in.
 //! - **Top N**: the N largest rows of each table: classes and sites by bytes, methods by calls (by
 //!   exclusive CPU time when the profile has times), call paths by exclusive CPU time when any has
-//!   some, else by calls.
+//!   some, else by calls; threads by CPU time, monitor rows by the time blocked or waited, monitor
+//!   classes by both.
 
 use std::cmp::Reverse;
 use std::collections::BTreeMap;
 
 use serde_json::{Map, Value};
 
-use crate::model::{MethodRow, Profile};
+use crate::model::{Frame, MethodRow, Profile, ThreadCount, Threads};
 
 #[derive(Debug, Clone, Default)]
 pub struct Filter {
@@ -86,14 +93,21 @@ impl Filter {
 
     fn by_package(&self, p: &mut Profile) {
         p.classes.retain(|c| self.in_packages(&c.class));
-        p.sites.retain(|s| {
-            self.in_packages(&s.class) || s.stack.iter().any(|f| self.in_packages(&f.class))
-        });
+        // Whether each frame of the table is in the packages: once per frame, not per stack.
+        let frame_in: Vec<bool> = p
+            .frames
+            .iter()
+            .map(|f| self.in_packages(&f.class))
+            .collect();
+        let any_in = |stack: &[u32]| stack.iter().any(|&f| frame_in[f as usize]);
+        p.sites
+            .retain(|s| self.in_packages(&s.class) || any_in(&s.stack));
         p.methods.retain(|m| self.in_packages(&m.class));
+        if let Some(t) = &mut p.threads {
+            self.threads_by_package(t);
+        }
         if let Some(calls) = &mut p.calls {
-            calls
-                .paths
-                .retain(|path| path.frames.iter().any(|f| self.in_packages(path_class(f))));
+            calls.paths.retain(|path| any_in(&path.frames));
             if let Some(Value::Array(threads)) = calls.rest.get_mut("threads") {
                 for t in threads.iter_mut() {
                     if let Some(Value::Array(methods)) = t.get_mut("methods") {
@@ -110,6 +124,71 @@ impl Filter {
         }
     }
 
+    /// Monitor rows whose monitor class or any waiter frame is in the packages, the per-class totals
+    /// of the classes left, and the deadlocks with a frame or a lock in them.
+    fn threads_by_package(&self, t: &mut Threads) {
+        let in_stack = |stack: &[Frame]| stack.iter().any(|f| self.in_packages(&f.class));
+        let m = &mut t.monitors;
+        m.contended
+            .retain(|c| self.in_packages(&c.class) || in_stack(&c.stack));
+        m.waits
+            .retain(|w| self.in_packages(&w.class) || in_stack(&w.stack));
+        let (contended, waits) = (&m.contended, &m.waits);
+        m.classes.retain(|c| {
+            self.in_packages(&c.class)
+                || contended.iter().any(|r| r.class == c.class)
+                || waits.iter().any(|r| r.class == c.class)
+        });
+        t.deadlocks.retain(|d| {
+            d.threads.iter().any(|th| {
+                in_stack(&th.stack)
+                    || th.holds.iter().any(|l| self.in_packages(&l.class))
+                    || th.waiting_for.iter().any(|l| self.in_packages(&l.class))
+            })
+        });
+    }
+
+    fn name_matches(&self, name: &str, id: Option<i64>) -> bool {
+        self.threads
+            .iter()
+            .any(|want| match want.strip_suffix('*') {
+                Some(prefix) => name.starts_with(prefix),
+                None => name == want || id.is_some_and(|id| want.parse() == Ok(id)),
+            })
+    }
+
+    /// The threads section narrowed to the chosen threads: their rows in the thread list, the monitor
+    /// rows they waited in (a row's times are every waiter's together: they are not recorded per
+    /// thread, so a row is kept whole), and the deadlocks they are in. False when no thread matches.
+    fn threads_by_thread(&self, t: &mut Threads, warnings: &mut Vec<String>) -> bool {
+        t.threads
+            .retain(|th| self.name_matches(&th.name, Some(th.id)));
+        let waited =
+            |waiters: &[ThreadCount]| waiters.iter().any(|w| self.name_matches(&w.thread, None));
+        let m = &mut t.monitors;
+        m.contended.retain(|c| waited(&c.waiters));
+        m.waits.retain(|w| waited(&w.waiters));
+        if m.contended.len() + m.waits.len() > 0 {
+            warnings.push(
+                "--thread: monitor times are per class and stack over all threads; the rows the threads waited in are kept whole"
+                    .into(),
+            );
+        }
+        let (contended, waits) = (&m.contended, &m.waits);
+        m.classes.retain(|c| {
+            contended.iter().any(|r| r.class == c.class) || waits.iter().any(|r| r.class == c.class)
+        });
+        t.deadlocks.retain(|d| {
+            d.threads
+                .iter()
+                .any(|th| self.name_matches(&th.name, Some(th.id)))
+        });
+        !t.threads.is_empty()
+            || !t.monitors.contended.is_empty()
+            || !t.monitors.waits.is_empty()
+            || !t.deadlocks.is_empty()
+    }
+
     fn thread_matches(&self, t: &Value) -> bool {
         let name = str_field(t, "name");
         let tid = t.get("tid").and_then(Value::as_i64);
@@ -122,37 +201,59 @@ impl Filter {
     }
 
     fn by_thread(&self, p: &mut Profile, warnings: &mut Vec<String>) -> Result<(), FilterError> {
+        let wanted: Vec<String> = self.threads.iter().map(|t| format!("'{t}'")).collect();
+        // The thread profiler's section: every thread the run had, by name and id.
+        let mut in_section = false;
+        let known_in_section: Vec<String> = p
+            .threads
+            .iter()
+            .flat_map(|t| &t.threads)
+            .map(|t| t.name.clone())
+            .collect();
+        if let Some(t) = &mut p.threads {
+            in_section = self.threads_by_thread(t, warnings);
+        }
         let threads = match p.calls.as_mut().and_then(|c| c.rest.get_mut("threads")) {
             Some(Value::Array(threads)) => threads,
+            _ if p.threads.is_some() => {
+                if !in_section {
+                    return Err(FilterError(format!(
+                        "--thread: no thread matches {} (threads: {})",
+                        wanted.join(" or "),
+                        few(&known_in_section)
+                    )));
+                }
+                // Allocations and calls are not per thread: the same as with call data below.
+                self.leave_out_summed(p, warnings);
+                return Ok(());
+            }
             _ => {
                 return Err(FilterError(
-                    "--thread: the profile has no per-thread data (only calls=counts and calls=times record calls per thread)"
+                    "--thread: the profile has no per-thread data (only calls=counts and calls=times record calls per thread, and the thread profiler threads and monitors)"
                         .into(),
                 ))
             }
         };
-        // The names to suggest: distinct, and few, so the error stays one readable line when a
-        // server ran thousands of threads.
-        let mut known: Vec<&str> = Vec::new();
-        for t in threads.iter() {
-            let name = str_field(t, "name");
-            if !known.contains(&name) {
-                known.push(name);
-            }
-        }
-        let shown = match known.len() {
-            n if n > 10 => format!("{}, and {} more", known[..10].join(", "), n - 10),
-            _ => known.join(", "),
-        };
-        let wanted: Vec<String> = self.threads.iter().map(|t| format!("'{t}'")).collect();
+        let known: Vec<String> = threads
+            .iter()
+            .map(|t| str_field(t, "name").to_string())
+            .collect();
         threads.retain(|t| self.thread_matches(t));
-        if threads.is_empty() {
+        if threads.is_empty() && !in_section {
             return Err(FilterError(format!(
-                "--thread: no thread matches {} (threads: {shown})",
-                wanted.join(" or ")
+                "--thread: no thread matches {} (threads: {})",
+                wanted.join(" or "),
+                few(&known)
             )));
         }
         p.methods = sum_thread_methods(threads);
+        self.leave_out_summed(p, warnings);
+        Ok(())
+    }
+
+    /// What is summed over all threads cannot be narrowed to some: allocations, call paths and edges
+    /// are left out, each with a warning, rather than shown as if they were the threads'.
+    fn leave_out_summed(&self, p: &mut Profile, warnings: &mut Vec<String>) {
         if !p.classes.is_empty() || !p.sites.is_empty() {
             warnings.push(
                 "--thread: allocations are not recorded per thread; the classes and sites are left out"
@@ -170,7 +271,21 @@ impl Filter {
             // Edges are summed over threads too: keeping them would contradict the methods.
             calls.rest.remove("edges");
         }
-        Ok(())
+    }
+}
+
+/// Thread names to suggest: distinct, and few, so that an error stays one readable line when a server
+/// ran thousands of threads.
+fn few(names: &[String]) -> String {
+    let mut known: Vec<&str> = Vec::new();
+    for n in names {
+        if !known.contains(&n.as_str()) {
+            known.push(n);
+        }
+    }
+    match known.len() {
+        n if n > 10 => format!("{}, and {} more", known[..10].join(", "), n - 10),
+        _ => known.join(", "),
     }
 }
 
@@ -182,11 +297,6 @@ pub fn in_package(name: &str, package: &str) -> bool {
         Some(rest) => rest.starts_with(['.', '$', '[']),
         None => false,
     }
-}
-
-/// The class of a call path's frame, `Class.method`.
-fn path_class(frame: &str) -> &str {
-    frame.rsplit_once('.').map_or(frame, |(class, _)| class)
 }
 
 fn str_field<'v>(v: &'v Value, key: &str) -> &'v str {
@@ -250,6 +360,18 @@ fn method_weight(m: &MethodRow) -> (u64, u64) {
 }
 
 fn top(p: &mut Profile, n: usize) {
+    if let Some(t) = &mut p.threads {
+        t.threads.sort_by_key(|r| Reverse(r.cpu_ns.unwrap_or(0)));
+        t.threads.truncate(n);
+        let m = &mut t.monitors;
+        m.contended.sort_by_key(|r| Reverse(r.blocked_ns));
+        m.contended.truncate(n);
+        m.waits.sort_by_key(|r| Reverse(r.waited_ns));
+        m.waits.truncate(n);
+        m.classes
+            .sort_by_key(|r| Reverse(r.blocked_ns.saturating_add(r.waited_ns)));
+        m.classes.truncate(n);
+    }
     // Stable sorts: rows of equal weight keep the report's order.
     p.classes.sort_by_key(|r| Reverse(r.bytes));
     p.classes.truncate(n);
@@ -269,6 +391,11 @@ fn top(p: &mut Profile, n: usize) {
 
 /// `totals` says what the classes add up to: after a filter, what the remaining ones do.
 fn refresh_totals(p: &mut Profile) {
+    if let Some(t) = &mut p.threads {
+        let m = &mut t.monitors;
+        m.total_blocked_ns = m.contended.iter().map(|c| c.blocked_ns).sum();
+        m.total_waited_ns = m.waits.iter().map(|w| w.waited_ns).sum();
+    }
     if let Some(Value::Object(totals)) = p.rest.get_mut("totals") {
         let instances: u64 = p.classes.iter().map(|c| c.instances).sum();
         let bytes: u64 = p.classes.iter().map(|c| c.bytes).sum();
@@ -294,7 +421,9 @@ mod tests {
 
     #[test]
     fn call_path_frames_name_their_class() {
-        assert_eq!(path_class("shop.Cart.total"), "shop.Cart");
-        assert_eq!(path_class("main"), "main");
+        use crate::model::Frame;
+        assert_eq!(Frame::from_name("shop.Cart.total").class, "shop.Cart");
+        assert_eq!(Frame::from_name("main").class, "");
+        assert_eq!(Frame::from_name("main").name(), "main");
     }
 }

@@ -20,16 +20,16 @@ pub enum FrameKind {
 
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub struct FlameFrame {
-    /// Shared by every stack and view that shows the frame: a profile has few distinct frames and
-    /// many stacks.
     pub name: Arc<str>,
     pub kind: FrameKind,
 }
 
 #[derive(Clone, Debug, PartialEq)]
 pub struct FlameStack {
-    /// The outermost frame first, the leaf last.
-    pub frames: Vec<FlameFrame>,
+    /// Indexes into the view's [`FlameView::frames`], the outermost frame first, the leaf last. Shared
+    /// by the views drawn from one row (the objects and bytes of a site, the calls, CPU and wall time of
+    /// a call path), so a renderer can tell them the same stack by pointer.
+    pub frames: Arc<[u32]>,
     pub value: u64,
 }
 
@@ -42,6 +42,9 @@ pub struct FlameView {
     pub title: &'static str,
     /// The unit of the values: `objects`, `bytes`, `calls`, `nanoseconds`.
     pub unit: &'static str,
+    /// Each distinct (name, kind) once: the frames the stacks index. The views of one profile share one
+    /// table.
+    pub frames: Arc<Vec<FlameFrame>>,
     pub stacks: Vec<FlameStack>,
 }
 
@@ -49,7 +52,46 @@ impl FlameView {
     pub fn total(&self) -> u64 {
         self.stacks.iter().map(|s| s.value).sum()
     }
+
+    /// The frames of one of this view's stacks, the outermost first.
+    pub fn frames_of<'a>(
+        &'a self,
+        stack: &'a FlameStack,
+    ) -> impl DoubleEndedIterator<Item = &'a FlameFrame> + ExactSizeIterator + 'a {
+        stack.frames.iter().map(|&i| &self.frames[i as usize])
+    }
+
+    /// A view of stacks given frame by frame (the outermost first): the frames are numbered here. For
+    /// views made by hand (tests, the diff); [`views`] numbers a profile's frames once for all its views.
+    pub fn from_frames(
+        id: &'static str,
+        title: &'static str,
+        unit: &'static str,
+        stacks: impl IntoIterator<Item = (Vec<FlameFrame>, u64)>,
+    ) -> FlameView {
+        let mut table = FlameTable::default();
+        let stacks = stacks
+            .into_iter()
+            .map(|(frames, value)| FlameStack {
+                frames: frames
+                    .into_iter()
+                    .map(|f| table.intern(&f.name, f.kind))
+                    .collect(),
+                value,
+            })
+            .collect();
+        FlameView {
+            id,
+            title,
+            unit,
+            frames: Arc::new(table.frames),
+            stacks,
+        }
+    }
 }
+
+/// A stack (flame frame ids, the outermost first) and its values in the views drawn from its row.
+type Row<const N: usize> = (Arc<[u32]>, [Option<u64>; N]);
 
 /// Whether a class name is the JDK's.
 pub fn is_jdk(class: &str) -> bool {
@@ -58,41 +100,28 @@ pub fn is_jdk(class: &str) -> bool {
         .any(|p| class.starts_with(p))
 }
 
-/// Frames made once per distinct method, shared by reference count.
+/// Numbers flame frames, each distinct (name, kind) once.
 #[derive(Default)]
-struct Frames<'p> {
-    by_frame: HashMap<(&'p str, &'p str), FlameFrame>,
-    by_name: HashMap<&'p str, FlameFrame>,
+struct FlameTable {
+    frames: Vec<FlameFrame>,
+    index: HashMap<(Arc<str>, FrameKind), u32>,
 }
 
-impl<'p> Frames<'p> {
-    fn method(&mut self, f: &'p Frame) -> FlameFrame {
-        self.by_frame
-            .entry((f.class.as_str(), f.method.as_str()))
-            .or_insert_with(|| FlameFrame {
-                name: f.name().into(),
-                kind: kind_of(&f.class),
-            })
-            .clone()
-    }
-
-    /// A frame known by its `Class.method` name only (call paths).
-    fn named(&mut self, name: &'p str) -> FlameFrame {
-        self.by_name
-            .entry(name)
-            .or_insert_with(|| FlameFrame {
-                name: name.into(),
-                kind: kind_of(name),
-            })
-            .clone()
-    }
-
-    fn allocated(&mut self, class: &'p str) -> FlameFrame {
-        let f = self.named(class);
-        FlameFrame {
-            kind: FrameKind::Allocated,
-            ..f
+impl FlameTable {
+    fn intern(&mut self, name: &str, kind: FrameKind) -> u32 {
+        // Looked up by an owned key: this runs once per distinct frame of the profile's table or per
+        // site's class, not per frame of every stack.
+        let key: (Arc<str>, FrameKind) = (name.into(), kind);
+        if let Some(&i) = self.index.get(&key) {
+            return i;
         }
+        let i = self.frames.len() as u32;
+        self.frames.push(FlameFrame {
+            name: key.0.clone(),
+            kind,
+        });
+        self.index.insert(key, i);
+        i
     }
 }
 
@@ -107,16 +136,34 @@ fn kind_of(class: &str) -> FrameKind {
 /// Every view the profile has data for, in the order a page offers them. Views with nothing in them are
 /// left out.
 pub fn views<'p>(p: &'p Profile) -> Vec<FlameView> {
-    let mut frames: Frames<'p> = Frames::default();
+    let mut table = FlameTable::default();
+    // The flame frame of each frame of the profile's table: a method is one flame frame whatever the
+    // line, so frames of one method at several lines become one.
+    let by_frame: Vec<u32> = p
+        .frames
+        .iter()
+        .map(|f| table.intern(&f.name(), kind_of(&f.class)))
+        .collect();
+    // The allocated (or monitor) class of each row: one lookup by `&str` per row, no allocation.
+    let mut by_class: HashMap<&'p str, u32> = HashMap::new();
+    let mut class_id = |table: &mut FlameTable, class: &'p str| -> u32 {
+        *by_class
+            .entry(class)
+            .or_insert_with(|| table.intern(class, FrameKind::Allocated))
+    };
     // Allocation stacks, made once and shared by the four allocation views: (frames, [objects, bytes,
     // live objects, live bytes]). By site and stack when there are sites, else by class alone.
-    let allocations: Vec<(Vec<FlameFrame>, [Option<u64>; 4])> = if !p.sites.is_empty() {
+    let allocations: Vec<Row<4>> = if !p.sites.is_empty() {
         p.sites
             .iter()
             .map(|s| {
-                let mut stack: Vec<FlameFrame> =
-                    s.stack.iter().rev().map(|f| frames.method(f)).collect();
-                stack.push(frames.allocated(&s.class));
+                let stack: Arc<[u32]> = s
+                    .stack
+                    .iter()
+                    .rev()
+                    .map(|&f| by_frame[f as usize])
+                    .chain([class_id(&mut table, &s.class)])
+                    .collect();
                 (
                     stack,
                     [Some(s.count), Some(s.bytes), s.live_instances, s.live_bytes],
@@ -128,7 +175,7 @@ pub fn views<'p>(p: &'p Profile) -> Vec<FlameView> {
             .iter()
             .map(|c| {
                 (
-                    vec![frames.allocated(&c.class)],
+                    Arc::from([class_id(&mut table, &c.class)]),
                     [
                         Some(c.instances),
                         Some(c.bytes),
@@ -139,35 +186,51 @@ pub fn views<'p>(p: &'p Profile) -> Vec<FlameView> {
             })
             .collect()
     };
-    let calls: Vec<(Vec<FlameFrame>, [Option<u64>; 3])> = p
+    let calls: Vec<Row<3>> = p
         .calls
         .iter()
         .flat_map(|c| &c.paths)
         .map(|c| {
             (
-                c.frames.iter().map(|n| frames.named(n)).collect(),
+                c.frames.iter().map(|&f| by_frame[f as usize]).collect(),
                 [Some(c.calls), Some(c.self_cpu_ns), Some(c.self_wall_ns)],
             )
         })
         .collect();
     // Monitor stacks end in the monitor's class, as allocation stacks end in the allocated class: the
     // graph then shows which lock a method waited for, and two locks taken at one place stay apart.
-    let mut monitor_stack = |stack: &'p [Frame], class: &'p str| -> Vec<FlameFrame> {
-        let mut out: Vec<FlameFrame> = stack.iter().rev().map(|f| frames.method(f)).collect();
-        out.push(frames.allocated(class));
-        out
-    };
+    let mut monitor_stack =
+        |table: &mut FlameTable, stack: &[Frame], class: &'p str| -> Arc<[u32]> {
+            let mut out: Vec<u32> = stack
+                .iter()
+                .rev()
+                .map(|f| table.intern(&f.name(), kind_of(&f.class)))
+                .collect();
+            out.push(class_id(table, class));
+            out.into()
+        };
     let monitors = p.threads.as_ref().map(|t| &t.monitors);
-    let contended: Vec<(Vec<FlameFrame>, [Option<u64>; 1])> = monitors
+    let contended: Vec<Row<1>> = monitors
         .iter()
         .flat_map(|m| &m.contended)
-        .map(|c| (monitor_stack(&c.stack, &c.class), [Some(c.blocked_ns)]))
+        .map(|c| {
+            (
+                monitor_stack(&mut table, &c.stack, &c.class),
+                [Some(c.blocked_ns)],
+            )
+        })
         .collect();
-    let waits: Vec<(Vec<FlameFrame>, [Option<u64>; 1])> = monitors
+    let waits: Vec<Row<1>> = monitors
         .iter()
         .flat_map(|m| &m.waits)
-        .map(|w| (monitor_stack(&w.stack, &w.class), [Some(w.waited_ns)]))
+        .map(|w| {
+            (
+                monitor_stack(&mut table, &w.stack, &w.class),
+                [Some(w.waited_ns)],
+            )
+        })
         .collect();
+    let frames = Arc::new(table.frames);
     let mut out = Vec::new();
     let mut push = |id, title, unit, stacks: Vec<FlameStack>| {
         if !stacks.is_empty() {
@@ -175,14 +238,12 @@ pub fn views<'p>(p: &'p Profile) -> Vec<FlameView> {
                 id,
                 title,
                 unit,
+                frames: frames.clone(),
                 stacks,
             });
         }
     };
-    fn pick<const N: usize>(
-        rows: &[(Vec<FlameFrame>, [Option<u64>; N])],
-        k: usize,
-    ) -> Vec<FlameStack> {
+    fn pick<const N: usize>(rows: &[Row<N>], k: usize) -> Vec<FlameStack> {
         rows.iter()
             .filter_map(|(frames, values)| {
                 let value = values[k].filter(|&v| v > 0)?;
@@ -214,9 +275,6 @@ pub fn views<'p>(p: &'p Profile) -> Vec<FlameView> {
         push("cpu", "CPU time", "nanoseconds", pick(&calls, 1));
         push("wall", "Wall time", "nanoseconds", pick(&calls, 2));
     }
-    for v in sampled {
-        push(v.id, v.title, v.unit, v.stacks);
-    }
     // Contended enters by the time they blocked (pprof's `delay`), and waits by the time waited, apart:
     // a wait is the program's choice, blocking its cost.
     push(
@@ -226,5 +284,11 @@ pub fn views<'p>(p: &'p Profile) -> Vec<FlameView> {
         pick(&contended, 0),
     );
     push("waits", "Monitor wait time", "nanoseconds", pick(&waits, 0));
+    // The sampled views (their own frame table) where the timed ones would be: before the monitors.
+    let at = out
+        .iter()
+        .position(|v| v.id == "monitors" || v.id == "waits")
+        .unwrap_or(out.len());
+    out.splice(at..at, sampled);
     out
 }

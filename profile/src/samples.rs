@@ -12,7 +12,7 @@ use std::fmt::Write as _;
 use serde::{Deserialize, Serialize};
 use serde_json::{json, Map, Value};
 
-use crate::flame::{is_jdk, FlameFrame, FlameStack, FlameView, FrameKind};
+use crate::flame::{is_jdk, FlameFrame, FlameView, FrameKind};
 use crate::model::{MethodRow, Profile};
 
 #[derive(Serialize, Deserialize, Debug, Clone, Default, PartialEq)]
@@ -172,12 +172,16 @@ pub fn views(p: &Profile, per_thread: bool) -> Vec<FlameView> {
         return Vec::new();
     };
     let mut names: HashMap<String, FlameFrame> = HashMap::new();
-    let mut frame = |name: String, kind: FrameKind| {
+    let mut frame = |name: String| {
         names
-            .entry(name.clone())
-            .or_insert_with(|| FlameFrame {
-                name: name.as_str().into(),
-                kind,
+            .entry(name)
+            .or_insert_with_key(|n| FlameFrame {
+                name: n.as_str().into(),
+                kind: if is_jdk(n) {
+                    FrameKind::Jdk
+                } else {
+                    FrameKind::App
+                },
             })
             .clone()
     };
@@ -195,29 +199,16 @@ pub fn views(p: &Profile, per_thread: bool) -> Vec<FlameView> {
         if merged.is_empty() {
             continue;
         }
-        let stacks = merged
+        let stacks: Vec<(Vec<FlameFrame>, u64)> = merged
             .into_iter()
-            .map(|(path, value)| FlameStack {
-                frames: path
-                    .into_iter()
-                    .map(|n| {
-                        let kind = if is_jdk(&n) {
-                            FrameKind::Jdk
-                        } else {
-                            FrameKind::App
-                        };
-                        frame(n, kind)
-                    })
-                    .collect(),
-                value,
-            })
+            .map(|(path, value)| (path.into_iter().map(&mut frame).collect(), value))
             .collect();
-        out.push(FlameView {
-            id: if id == CPU { CPU } else { WALL },
+        out.push(FlameView::from_frames(
+            if id == CPU { CPU } else { WALL },
             title,
-            unit: "samples",
+            "samples",
             stacks,
-        });
+        ));
     }
     out
 }

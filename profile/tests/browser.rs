@@ -40,7 +40,7 @@ fn matched_text(
     let m: u64 = view
         .stacks
         .iter()
-        .filter(|s| s.frames.iter().any(|f| matches(&f.name)))
+        .filter(|s| view.frames_of(s).any(|f| matches(&f.name)))
         .map(|s| s.value)
         .sum();
     let t = view.total();
@@ -126,7 +126,7 @@ fn html_flame_graph_in_chromium() {
     let load: u64 = objects
         .stacks
         .iter()
-        .filter(|s| s.frames.iter().any(|f| &*f.name == "app.Loader.load"))
+        .filter(|s| objects.frames_of(s).any(|f| &*f.name == "app.Loader.load"))
         .map(|s| s.value)
         .sum();
     let expect = json!({

@@ -1,7 +1,7 @@
 //! The diff of two profiles made in the test (no JVM): the text, byte for byte, and what it is built on.
 
 use instr_profile::flame::FrameKind;
-use instr_profile::model::{ClassRow, Frame, MethodRow, SiteRow};
+use instr_profile::model::{ClassRow, Frame, FrameTable, MethodRow, SiteRow};
 use instr_profile::render::diff::{self, Kind};
 use instr_profile::Profile;
 
@@ -24,14 +24,15 @@ fn class(name: &str, instances: u64, bytes: u64) -> ClassRow {
     }
 }
 
-fn site(class: &str, count: u64, bytes: u64, stack: Vec<Frame>) -> SiteRow {
-    SiteRow {
+/// A site and its frames, which `profile` numbers in its frame table.
+fn site(class: &str, count: u64, bytes: u64, stack: Vec<Frame>) -> (SiteRow, Vec<Frame>) {
+    let row = SiteRow {
         class: class.into(),
         count,
         bytes,
-        stack,
         ..SiteRow::default()
-    }
+    };
+    (row, stack)
 }
 
 fn method(class: &str, name: &str, enters: u64) -> MethodRow {
@@ -47,13 +48,22 @@ fn method(class: &str, name: &str, enters: u64) -> MethodRow {
 fn profile(
     pid: u32,
     classes: Vec<ClassRow>,
-    sites: Vec<SiteRow>,
+    sites: Vec<(SiteRow, Vec<Frame>)>,
     methods: Vec<MethodRow>,
 ) -> Profile {
+    let mut table = FrameTable::default();
+    let sites = sites
+        .into_iter()
+        .map(|(row, stack)| SiteRow {
+            stack: stack.into_iter().map(|f| table.intern(f)).collect(),
+            ..row
+        })
+        .collect();
     Profile {
-        schema: "instr-profile/1".into(),
+        schema: instr_profile::model::SCHEMA.into(),
         pid,
         depth: 2,
+        frames: table.frames,
         classes,
         sites,
         methods,
@@ -218,7 +228,7 @@ fn the_flame_views_hold_growth_and_shrinkage() {
         v.stacks
             .iter()
             .map(|s| {
-                let names: Vec<&str> = s.frames.iter().map(|f| &*f.name).collect();
+                let names: Vec<&str> = v.frames_of(s).map(|f| &*f.name).collect();
                 (names.join(";"), s.value)
             })
             .collect::<Vec<_>>()
@@ -239,7 +249,7 @@ fn the_flame_views_hold_growth_and_shrinkage() {
     );
     assert_eq!(views[0].unit, "objects");
     assert_eq!(
-        views[0].stacks[0].frames.last().unwrap().kind,
+        views[0].frames_of(&views[0].stacks[0]).last().unwrap().kind,
         FrameKind::Allocated
     );
     assert!(diff::flame(&before, &before).is_empty());

@@ -8,7 +8,7 @@ mod support;
 use std::path::PathBuf;
 use std::time::Instant;
 
-use instr_profile::flame::{self, FlameFrame, FlameStack, FlameView, FrameKind};
+use instr_profile::flame::{self, FlameFrame, FlameView, FrameKind};
 use instr_profile::render::{html, svg};
 use serde_json::Value;
 
@@ -136,18 +136,18 @@ fn page_data_adds_up_to_every_view_total() {
 #[test]
 fn frame_names_cannot_close_the_script() {
     let evil = "x</script><script>alert(1)</script><!--";
-    let view = FlameView {
-        id: "objects",
-        title: "Allocated objects",
-        unit: "objects",
-        stacks: vec![FlameStack {
-            frames: vec![FlameFrame {
+    let view = FlameView::from_frames(
+        "objects",
+        "Allocated objects",
+        "objects",
+        [(
+            vec![FlameFrame {
                 name: evil.into(),
                 kind: FrameKind::App,
             }],
-            value: 3,
-        }],
-    };
+            3,
+        )],
+    );
     let page = html::render("</title><script>", std::slice::from_ref(&view));
     // The data's and the script's own closing tags, and no other.
     assert_eq!(page.matches("</script").count(), 2, "{page}");
@@ -168,20 +168,14 @@ fn svg_merges_frames_narrower_than_a_pixel() {
         name: name.into(),
         kind: FrameKind::App,
     };
-    let mut stacks = vec![FlameStack {
-        frames: vec![frame("big".into())],
-        value: 1_000_000,
-    }];
-    stacks.extend((0..10_000).map(|i| FlameStack {
-        frames: vec![frame(format!("tiny{i:05}")), frame("below".into())],
-        value: 10,
+    let mut stacks = vec![(vec![frame("big".into())], 1_000_000)];
+    stacks.extend((0..10_000).map(|i| {
+        (
+            vec![frame(format!("tiny{i:05}")), frame("below".into())],
+            10,
+        )
     }));
-    let view = FlameView {
-        id: "calls",
-        title: "Calls",
-        unit: "calls",
-        stacks,
-    };
+    let view = FlameView::from_frames("calls", "Calls", "calls", stacks);
     let s = svg::render(&view, 1000);
     let boxes = s.matches("<rect x=").count();
     println!("10,001 stacks: {boxes} boxes, {} bytes of SVG", s.len());
@@ -238,4 +232,75 @@ fn synthetic_100k_stacks_size_and_render_time() {
         data["views"][0]["total"].as_u64().unwrap(),
         views[0].total()
     );
+}
+
+/// A page of 100,000 scattered stacks carries its small frames merged: every named frame it sends is at
+/// least 1/20,000 of its view (0.1 px of a 2,000 px chart), each run of smaller siblings is one node
+/// (name -2) with nothing under it, and the self values still add up to the view's exact total.
+#[test]
+fn a_big_page_merges_frames_too_small_to_see_and_keeps_its_totals() {
+    let views = flame::views(&support::synthetic(100_000));
+    let data = embedded(&html::render("100,000 stacks", &views));
+    let all = data["views"].as_array().unwrap();
+    let numbers = |v: &Value| -> Vec<i64> {
+        v.as_array()
+            .unwrap()
+            .iter()
+            .map(|x| x.as_i64().unwrap())
+            .collect()
+    };
+    for (v, d) in views.iter().zip(all) {
+        let shape = d
+            .get("shape")
+            .map_or(d, |s| &all[s.as_u64().unwrap() as usize]);
+        let (name, depth, own) = (
+            numbers(&shape["name"]),
+            numbers(&shape["depth"]),
+            numbers(&d["self"]),
+        );
+        assert_eq!(
+            own.iter().sum::<i64>() as u64,
+            v.total(),
+            "{}: exact total",
+            v.id
+        );
+        // Subtree totals from the preorder: a node's subtree is the run of deeper nodes after it.
+        let n = name.len();
+        let mut total = own.clone();
+        let mut open: Vec<usize> = Vec::new();
+        for i in 0..n {
+            while open.last().is_some_and(|&o| depth[o] >= depth[i]) {
+                let o = open.pop().unwrap();
+                if let Some(&p) = open.last() {
+                    total[p] += total[o];
+                }
+            }
+            open.push(i);
+        }
+        while let Some(o) = open.pop() {
+            if let Some(&p) = open.last() {
+                total[p] += total[o];
+            }
+        }
+        let threshold = v.total() as i64 / html::MERGE_BELOW as i64;
+        let merged = (1..n).filter(|&i| name[i] == -2).count();
+        assert!(merged > 0, "{}: nothing merged in {n} nodes", v.id);
+        for i in 1..n {
+            if name[i] == -2 {
+                assert!(
+                    i + 1 == n || depth[i + 1] <= depth[i],
+                    "{}: a merged node has no children",
+                    v.id
+                );
+            } else {
+                assert!(
+                    total[i] >= threshold,
+                    "{}: node {i} ({}) is below the threshold",
+                    v.id,
+                    total[i]
+                );
+            }
+        }
+        println!("{}: {n} nodes, {merged} of them merged runs", v.id);
+    }
 }

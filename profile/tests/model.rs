@@ -8,19 +8,72 @@ use instr_profile::{Profile, ProfileError};
 const SMALL: &str = include_str!("data/small.json");
 
 #[test]
-fn a_report_reads_back_and_writes_the_same_json() {
+fn a_report_of_schema_1_reads_into_the_frame_table() {
+    // small.json is an `instr-profile/1` report: frames written out in every stack, call paths as names.
     let p = Profile::from_json(SMALL).unwrap();
+    assert_eq!(p.schema, instr_profile::model::SCHEMA, "converted as read");
     assert_eq!(p.pid, 42);
     assert_eq!(p.sites.len(), 2);
-    assert_eq!(p.sites[0].stack[0].name(), "app.Main.work");
-    assert_eq!(p.methods[0].enters, 40);
-    // Fields no renderer reads (gc, totals, the calls section's edges) survive the round trip; the
-    // typed fields come first in the text, so compare the documents, then the text of a second trip.
-    let value = |t: &str| serde_json::from_str::<serde_json::Value>(t).unwrap();
-    assert_eq!(value(&p.to_json()), value(SMALL));
     assert_eq!(
-        Profile::from_json(&p.to_json()).unwrap().to_json(),
-        p.to_json()
+        p.frames[p.sites[0].stack[0] as usize].name(),
+        "app.Main.work"
+    );
+    let first = &p.frames[p.sites[0].stack[0] as usize];
+    assert_eq!(
+        (first.file.as_deref(), first.line),
+        (Some("Main.java"), Some(7))
+    );
+    let path: Vec<String> = p
+        .stack(&p.calls.as_ref().unwrap().paths[1].frames)
+        .map(|f| f.name())
+        .collect();
+    assert_eq!(path, ["app.Main.main", "app.Main.work"]);
+    // Each distinct frame once: the sites' frames (which have lines) and the paths' (which do not).
+    let mut distinct = p.frames.clone();
+    distinct.sort();
+    distinct.dedup();
+    assert_eq!(distinct.len(), p.frames.len());
+    assert_eq!(p.methods[0].enters, 40);
+    // Fields no renderer reads (gc, totals, the calls section's edges) survive.
+    let value = |t: &str| serde_json::from_str::<serde_json::Value>(t).unwrap();
+    let (old, new) = (value(SMALL), value(&p.to_json()));
+    for key in ["gc", "totals", "classes", "methods", "dropped"] {
+        assert_eq!(old[key], new[key], "{key}");
+    }
+    assert_eq!(old["calls"]["edges"], new["calls"]["edges"]);
+}
+
+#[test]
+fn a_profile_writes_and_reads_back_the_same() {
+    let p = Profile::from_json(SMALL).unwrap();
+    let text = p.to_json();
+    let back = Profile::from_json(&text).unwrap();
+    assert_eq!(back, p);
+    assert_eq!(back.to_json(), text);
+    // One line per frame, per site (its stack on it) and per call path.
+    let site = text
+        .lines()
+        .find(|l| l.contains("\"stack\":"))
+        .expect("a site line");
+    assert!(
+        site.trim_start().starts_with('{') && site.contains("\"count\":"),
+        "{site}"
+    );
+    let frame_lines = text.lines().filter(|l| l.contains("\"method\":")).count();
+    assert!(frame_lines >= p.frames.len(), "{text}");
+}
+
+#[test]
+fn a_stack_naming_a_frame_the_table_lacks_is_refused() {
+    let mut p = Profile::from_json(SMALL).unwrap();
+    p.sites[1].stack.push(99);
+    let e = Profile::from_json(&p.to_json()).unwrap_err();
+    assert_eq!(
+        e.to_string(),
+        format!(
+            "sites: frame 99 is not in the frame table ({} frames)",
+            p.frames.len()
+        )
     );
 }
 
@@ -37,7 +90,7 @@ fn what_is_not_a_profile_is_refused_with_the_reason() {
     let e = Profile::from_json(&other).unwrap_err();
     assert_eq!(
         e.to_string(),
-        "schema \"instr-threads/1\" is not one this version reads (instr-profile/1, instr-heap/1)"
+        "schema \"instr-threads/1\" is not one this version reads (instr-profile/2, instr-profile/1, instr-heap/1)"
     );
     let e = Profile::from_json("{}").unwrap_err();
     assert!(e.to_string().starts_with("no \"schema\""), "{e}");
@@ -69,10 +122,11 @@ fn views_add_up_to_the_reports_totals() {
     assert_eq!(total("calls"), 41);
     assert_eq!(total("cpu"), 10_000);
     let objects = &v[0];
-    let leaf = objects.stacks[1].frames.last().unwrap();
+    let frames: Vec<_> = objects.frames_of(&objects.stacks[1]).collect();
+    let leaf = frames.last().unwrap();
     assert_eq!((&*leaf.name, leaf.kind), ("byte[]", FrameKind::Allocated));
-    assert_eq!(objects.stacks[1].frames[1].kind, FrameKind::Jdk);
-    assert_eq!(objects.stacks[1].frames[0].kind, FrameKind::App);
+    assert_eq!(frames[1].kind, FrameKind::Jdk);
+    assert_eq!(frames[0].kind, FrameKind::App);
 }
 
 #[test]

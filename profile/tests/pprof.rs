@@ -11,12 +11,12 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::Instant;
 
-use instr_profile::flame::{self, FlameFrame, FlameStack, FlameView, FrameKind};
+use instr_profile::flame::{self, FlameFrame, FlameView, FrameKind};
 use instr_profile::render::pprof;
 use instr_profile::Profile;
 use serde_json::Value;
 
-fn stack(names: &str, value: u64) -> FlameStack {
+fn stack(names: &str, value: u64) -> (Vec<FlameFrame>, u64) {
     let frames = names
         .split(';')
         .filter(|n| !n.is_empty())
@@ -29,16 +29,11 @@ fn stack(names: &str, value: u64) -> FlameStack {
             },
         })
         .collect();
-    FlameStack { frames, value }
+    (frames, value)
 }
 
 fn view(id: &'static str, unit: &'static str, stacks: &[(&str, u64)]) -> FlameView {
-    FlameView {
-        id,
-        title: id,
-        unit,
-        stacks: stacks.iter().map(|&(s, v)| stack(s, v)).collect(),
-    }
+    FlameView::from_frames(id, id, unit, stacks.iter().map(|&(s, v)| stack(s, v)))
 }
 
 /// Every kind of view, small enough to read in the golden file: stacks shared by views and not, one
@@ -213,7 +208,7 @@ fn check(views: &[FlameView], decoded: &Value, stacks: bool) {
     for (t, view) in views.iter().enumerate() {
         let mut want: BTreeMap<String, u64> = BTreeMap::new();
         for s in view.stacks.iter().filter(|s| s.value > 0) {
-            let names: Vec<&str> = s.frames.iter().map(|f| &*f.name).collect();
+            let names: Vec<&str> = view.frames_of(s).map(|f| &*f.name).collect();
             *want.entry(names.join(";")).or_default() += s.value;
         }
         let got: BTreeMap<String, u64> = decoded["stacks"][t]
@@ -364,18 +359,17 @@ fn big_views() -> Vec<FlameView> {
         });
         stacks.push(frames);
     }
-    let view = |id, unit, every: usize, value: &mut dyn FnMut() -> u64| FlameView {
-        id,
-        title: id,
-        unit,
-        stacks: stacks
-            .iter()
-            .step_by(every)
-            .map(|frames| FlameStack {
-                frames: frames.clone(),
-                value: value(),
-            })
-            .collect(),
+    let view = |id, unit, every: usize, value: &mut dyn FnMut() -> u64| {
+        FlameView::from_frames(
+            id,
+            id,
+            unit,
+            stacks
+                .iter()
+                .step_by(every)
+                .map(|frames| (frames.clone(), value()))
+                .collect::<Vec<_>>(),
+        )
     };
     let mut r = Rng(7);
     vec![

@@ -66,8 +66,8 @@ fn monitor_views_weigh_stacks_by_time_blocked_and_waited() {
     assert_eq!(monitors.total(), blocked);
     assert_eq!(monitors.total(), t.monitors.total_blocked_ns);
     // The outermost frame first, the monitor's class as the leaf.
-    let top = &monitors.stacks[0];
-    let names: Vec<&str> = top.frames.iter().map(|f| &*f.name).collect();
+    let top: Vec<_> = monitors.frames_of(&monitors.stacks[0]).collect();
+    let names: Vec<&str> = top.iter().map(|f| &*f.name).collect();
     assert_eq!(
         names,
         [
@@ -77,11 +77,14 @@ fn monitor_views_weigh_stacks_by_time_blocked_and_waited() {
             "app.Bank$Account"
         ]
     );
-    assert_eq!(top.frames.last().unwrap().kind, FrameKind::Allocated);
-    assert_eq!(top.frames[0].kind, FrameKind::App);
+    assert_eq!(top.last().unwrap().kind, FrameKind::Allocated);
+    assert_eq!(top[0].kind, FrameKind::App);
     let waits = v.iter().find(|v| v.id == "waits").unwrap();
     assert_eq!(waits.total(), t.monitors.total_waited_ns);
-    assert_eq!(&*waits.stacks[0].frames.last().unwrap().name, "app.Queue");
+    assert_eq!(
+        &*waits.frames_of(&waits.stacks[0]).last().unwrap().name,
+        "app.Queue"
+    );
     // pprof knows contention time as Go's mutex profile's `delay`.
     assert_eq!(pprof::sample_type(monitors), ("delay", "nanoseconds"));
     assert_eq!(pprof::sample_type(waits), ("waits", "nanoseconds"));
@@ -175,4 +178,163 @@ fn agent_reports_render_the_same() {
     }
     println!("{texts} threads reports ({sections} from PREFIX.json too), {blocks} monitor dumps' deadlocks");
     assert!(texts > 0, "no PREFIX.threads.json under {}", dir.display());
+}
+
+fn filtered(f: instr_profile::filter::Filter) -> Result<(Threads, Vec<String>), String> {
+    let p = Profile::from_json(THREADS).unwrap();
+    let out = f.apply(&p).map_err(|e| e.to_string())?;
+    Ok((
+        out.profile.threads.expect("the section stays"),
+        out.warnings,
+    ))
+}
+
+#[test]
+fn package_filter_keeps_the_monitor_rows_of_the_package() {
+    let (t, _) = filtered(instr_profile::filter::Filter {
+        packages: vec!["app.Bank".into()],
+        ..Default::default()
+    })
+    .unwrap();
+    let m = &t.monitors;
+    let classes = |rows: Vec<&str>| rows.into_iter().map(String::from).collect::<Vec<_>>();
+    assert_eq!(
+        classes(m.contended.iter().map(|c| c.class.as_str()).collect()),
+        ["app.Bank$Account"]
+    );
+    assert!(m.waits.is_empty(), "app.Queue's waits are not app.Bank's");
+    assert_eq!(
+        classes(m.classes.iter().map(|c| c.class.as_str()).collect()),
+        ["app.Bank$Account"]
+    );
+    assert_eq!((m.total_blocked_ns, m.total_waited_ns), (7_500_000, 0));
+    assert!(t.deadlocks.is_empty(), "the deadlock is app.Dl's");
+    // The thread list is not per package.
+    assert_eq!(t.threads.len(), 4);
+}
+
+#[test]
+fn thread_filter_keeps_the_threads_rows_and_the_monitors_they_waited_for() {
+    let (t, warnings) = filtered(instr_profile::filter::Filter {
+        threads: vec!["t2".into()],
+        ..Default::default()
+    })
+    .unwrap();
+    assert!(t.threads.is_empty(), "no thread t2 in the thread list");
+    let m = &t.monitors;
+    assert_eq!(m.contended.len(), 1, "t2 waited for app.Bank$Account only");
+    assert_eq!(m.contended[0].class, "app.Bank$Account");
+    assert!(m.waits.is_empty());
+    assert_eq!(m.total_blocked_ns, m.contended[0].blocked_ns);
+    assert!(
+        warnings.iter().any(|w| w.contains("kept whole")),
+        "{warnings:?}"
+    );
+    assert!(
+        warnings
+            .iter()
+            .any(|w| w.contains("allocations are not recorded per thread")),
+        "{warnings:?}"
+    );
+
+    let (t, _) = filtered(instr_profile::filter::Filter {
+        threads: vec!["dl-*".into()],
+        ..Default::default()
+    })
+    .unwrap();
+    assert_eq!(t.deadlocks.len(), 1, "the deadlock of dl-a and dl-b");
+
+    let e = filtered(instr_profile::filter::Filter {
+        threads: vec!["nosuch".into()],
+        ..Default::default()
+    })
+    .unwrap_err();
+    assert!(
+        e.starts_with("--thread: no thread matches 'nosuch' (threads: main, Reference Handler, t1"),
+        "{e}"
+    );
+}
+
+#[test]
+fn top_keeps_the_largest_threads_and_monitor_rows() {
+    let (t, _) = filtered(instr_profile::filter::Filter {
+        top: Some(1),
+        ..Default::default()
+    })
+    .unwrap();
+    assert_eq!(t.threads.len(), 1);
+    assert_eq!(t.threads[0].name, "main", "the most CPU time");
+    assert_eq!(t.monitors.contended.len(), 1);
+    assert_eq!(t.monitors.contended[0].class, "app.Bank$Account");
+    assert_eq!(t.monitors.waits.len(), 1);
+    assert_eq!(t.monitors.classes.len(), 1);
+    assert_eq!(t.monitors.total_blocked_ns, 7_500_000);
+}
+
+#[test]
+fn diff_shows_monitor_growth_without_failing_on_it() {
+    use instr_profile::render::diff;
+    let before = Profile::from_json(THREADS).unwrap();
+    let mut after = before.clone();
+    let m = &mut after.threads.as_mut().unwrap().monitors;
+    m.contended[0].count += 2;
+    m.contended[0].blocked_ns += 1_000_000;
+    m.total_blocked_ns += 1_000_000;
+    m.classes[0].contended += 2;
+    m.classes[0].blocked_ns += 1_000_000;
+    let d = diff::compare(&before, &after);
+    assert_eq!(d.monitors.len(), 1, "{:?}", d.monitors);
+    let row = &d.monitors[0];
+    assert_eq!(row.name, "blocked on app.Bank$Account");
+    assert_eq!((row.count_delta(), row.bytes_delta()), (2, 1_000_000));
+    assert!(
+        d.grown_over(0).is_empty(),
+        "monitor rows never fail --fail-over"
+    );
+    let text = d.to_text();
+    assert!(text.contains("MONITORS BEGIN"), "{text}");
+    assert!(text.contains("ns +/-"), "{text}");
+    let views = diff::flame(&before, &after);
+    let ids: Vec<&str> = views.iter().map(|v| v.id).collect();
+    assert_eq!(ids, ["monitors_grew"]);
+    assert_eq!(views[0].total(), 1_000_000);
+}
+
+#[test]
+fn a_monitor_dump_renders_as_a_thread_dump() {
+    let dump: instr_profile::model::MonitorDump = serde_json::from_value(serde_json::json!({
+        "schema": "instr-monitors/1", "pid": 7, "reason": "data dump request", "time_ns": 1_500_000_000u64,
+        "threads": [
+            {"id": 1, "name": "main", "daemon": false, "state": "TIMED_WAITING", "owned": [],
+             "waiting_for": null,
+             "stack": [{"class": "java.lang.Thread", "method": "sleep", "descriptor": "(J)V", "file": null, "line": null}]},
+            {"id": 21, "name": "w", "daemon": true, "state": "BLOCKED",
+             "owned": [{"class": "app.A", "id": 255, "kind": "monitor", "depth": 0},
+                       {"class": "java.util.concurrent.locks.ReentrantLock$NonfairSync", "id": -2, "kind": "ownable synchronizer", "depth": -1}],
+             "waiting_for": {"kind": "enter", "monitor": {"class": "app.B", "id": 16, "kind": "monitor", "depth": -1},
+                             "owner": {"id": 22, "name": "v"}},
+             "stack": [{"class": "app.W", "method": "run", "descriptor": "()V", "file": "W.java", "line": 9}]}
+        ],
+        "deadlocks": []
+    }))
+    .unwrap();
+    let text = threads_text::monitor_dump_text(&dump);
+    let expected = "instr monitor dump, pid 7, data dump request, 1.500 s after start
+
+DEADLOCKS BEGIN (0 found)
+DEADLOCKS END
+
+MONITOR DUMP BEGIN (2 threads)
+\"main\" id=1 TIMED_WAITING
+\tat java.lang.Thread.sleep(Unknown Source)
+
+\"w\" id=21 daemon BLOCKED
+    waiting to lock <app.B@10> held by \"v\" id=22
+\tat app.W.run(W.java:9)
+\t- locked <app.A@ff>
+\t- holds <java.util.concurrent.locks.ReentrantLock$NonfairSync@fffffffe> (ownable synchronizer)
+
+MONITOR DUMP END
+";
+    assert_eq!(text, expected);
 }

@@ -651,3 +651,49 @@ pub fn all_jdks() -> Vec<Jdk> {
     );
     jdks
 }
+
+/// An agent's `PREFIX.json` as the tests read it: parsed, and its stacks (`sites[].stack`, indexes into
+/// the `frames` table since `instr-profile/2`) replaced by their frames, and call paths'
+/// (`calls.paths[].frames`) by their `Class.method` names, so that a test names a frame by its fields.
+/// Every index must be in the table.
+pub fn profile_json(text: &str) -> serde_json::Value {
+    use serde_json::Value;
+    let mut v: Value = serde_json::from_str(text).expect("valid JSON");
+    assert_eq!(v["schema"], "instr-profile/2", "the profile's schema");
+    let frames = v["frames"].as_array().cloned().unwrap_or_default();
+    let frame = |i: &Value| -> Value {
+        let i = i.as_u64().expect("a frame index") as usize;
+        frames
+            .get(i)
+            .cloned()
+            .unwrap_or_else(|| panic!("frame {i} is not in the table of {}", frames.len()))
+    };
+    if let Some(Value::Array(sites)) = v.get_mut("sites") {
+        for s in sites {
+            if let Some(Value::Array(stack)) = s.get_mut("stack") {
+                for f in stack.iter_mut() {
+                    *f = frame(f);
+                }
+            }
+        }
+    }
+    if let Some(Value::Array(paths)) = v.pointer_mut("/calls/paths") {
+        for p in paths {
+            if let Some(Value::Array(names)) = p.get_mut("frames") {
+                for f in names.iter_mut() {
+                    let fr = frame(f);
+                    let (class, method) = (
+                        fr["class"].as_str().unwrap(),
+                        fr["method"].as_str().unwrap(),
+                    );
+                    *f = Value::from(if class.is_empty() {
+                        method.to_string()
+                    } else {
+                        format!("{class}.{method}")
+                    });
+                }
+            }
+        }
+    }
+    v
+}

@@ -8,7 +8,10 @@
 //! - sites by the allocated class and the stack's class, method and descriptor. Files and line numbers
 //!   are left out of the key: an edit above a method moves its lines, and the site would show as one
 //!   that vanished and one that appeared. Sites that differ only by line are summed.
-//! - methods by class, name and descriptor.
+//! - methods by class, name and descriptor;
+//! - monitors (the thread profiler's section) by class: contended enters with the time they blocked,
+//!   and waits with the time they waited. Shown, never counted by `--fail-over`: contention depends
+//!   on timing.
 //!
 //! Each row has a count (instances, allocations at the site, calls) and, for allocations, bytes. A row
 //! *grew* when its count did, or when its count stayed the same and its bytes grew; likewise *shrank*.
@@ -23,7 +26,7 @@
 use std::collections::{BTreeMap, HashMap};
 use std::fmt::Write as _;
 
-use crate::flame::{self, FlameFrame, FlameStack, FlameView};
+use crate::flame::{self, FlameFrame, FlameView};
 use crate::model::Profile;
 
 /// What a row is.
@@ -32,6 +35,7 @@ pub enum Kind {
     Class,
     Site,
     Method,
+    Monitor,
 }
 
 impl Kind {
@@ -40,6 +44,7 @@ impl Kind {
             Kind::Class => "class",
             Kind::Site => "site",
             Kind::Method => "method",
+            Kind::Monitor => "monitor",
         }
     }
 }
@@ -84,6 +89,10 @@ pub struct Diff {
     pub classes: Vec<Change>,
     pub sites: Vec<Change>,
     pub methods: Vec<Change>,
+    /// Per monitor class (thread profiler): contended enters and the nanoseconds they blocked
+    /// (`blocked on CLASS`), `Object.wait` calls and the nanoseconds they waited (`waited on CLASS`).
+    /// Contention depends on timing, so these rows are shown but never fail `--fail-over`.
+    pub monitors: Vec<Change>,
 }
 
 type Rows = BTreeMap<String, (u64, u64)>;
@@ -134,9 +143,8 @@ fn classes(p: &Profile) -> Rows {
 fn sites(p: &Profile) -> Rows {
     let mut rows = Rows::new();
     for s in &p.sites {
-        let mut names: Vec<String> = s
-            .stack
-            .iter()
+        let mut names: Vec<String> = p
+            .stack(&s.stack)
             .rev()
             .map(|f| format!("{}.{}{}", f.class, f.method, f.descriptor))
             .collect();
@@ -144,6 +152,23 @@ fn sites(p: &Profile) -> Rows {
         let r = rows.entry(names.join(";")).or_default();
         r.0 += s.count;
         r.1 += s.bytes;
+    }
+    rows
+}
+
+fn monitors(p: &Profile) -> Rows {
+    let mut rows = Rows::new();
+    for c in p.threads.iter().flat_map(|t| &t.monitors.classes) {
+        if c.contended > 0 || c.blocked_ns > 0 {
+            let r = rows.entry(format!("blocked on {}", c.class)).or_default();
+            r.0 += c.contended;
+            r.1 += c.blocked_ns;
+        }
+        if c.waits > 0 || c.waited_ns > 0 {
+            let r = rows.entry(format!("waited on {}", c.class)).or_default();
+            r.0 += c.waits;
+            r.1 += c.waited_ns;
+        }
     }
     rows
 }
@@ -165,11 +190,13 @@ pub fn compare(before: &Profile, after: &Profile) -> Diff {
         classes: changes(Kind::Class, classes(before), classes(after)),
         sites: changes(Kind::Site, sites(before), sites(after)),
         methods: changes(Kind::Method, methods(before), methods(after)),
+        monitors: changes(Kind::Monitor, monitors(before), monitors(after)),
     }
 }
 
 impl Diff {
-    /// Every row whose count grew by more than `n`, classes first, then sites, then methods.
+    /// Every row whose count grew by more than `n`, classes first, then sites, then methods (monitor
+    /// rows never: how often threads collide depends on timing, not only on the program).
     pub fn grown_over(&self, n: u64) -> Vec<&Change> {
         self.classes
             .iter()
@@ -180,7 +207,10 @@ impl Diff {
     }
 
     pub fn is_empty(&self) -> bool {
-        self.classes.is_empty() && self.sites.is_empty() && self.methods.is_empty()
+        self.classes.is_empty()
+            && self.sites.is_empty()
+            && self.methods.is_empty()
+            && self.monitors.is_empty()
     }
 
     /// The tables, one section per kind of row (a section with no change is left out).
@@ -199,22 +229,29 @@ impl Diff {
             &mut s,
             "CLASSES",
             "instances and bytes allocated per class",
-            ("objs", true),
+            ("objs", Some("bytes")),
             &self.classes,
         );
         section(
             &mut s,
             "SITES",
             "allocations per site and stack, root;...;allocated class",
-            ("count", true),
+            ("count", Some("bytes")),
             &self.sites,
         );
         section(
             &mut s,
             "METHODS",
             "calls per method",
-            ("calls", false),
+            ("calls", None),
             &self.methods,
+        );
+        section(
+            &mut s,
+            "MONITORS",
+            "contended enters and waits per monitor class, and their nanoseconds",
+            ("count", Some("ns")),
+            &self.monitors,
         );
         s
     }
@@ -228,7 +265,14 @@ fn signed(v: i128) -> String {
     }
 }
 
-fn section(s: &mut String, title: &str, what: &str, (unit, bytes): (&str, bool), rows: &[Change]) {
+/// One table: `unit` names the count, `second` the other number (bytes, nanoseconds) when there is one.
+fn section(
+    s: &mut String,
+    title: &str,
+    what: &str,
+    (unit, second): (&str, Option<&str>),
+    rows: &[Change],
+) {
     if rows.is_empty() {
         return;
     }
@@ -245,8 +289,14 @@ fn section(s: &mut String, title: &str, what: &str, (unit, bytes): (&str, bool),
         "before",
         "after"
     );
-    if bytes {
-        let _ = write!(s, " {:>12} {:>12} {:>12}", "bytes +/-", "before", "after");
+    if let Some(second) = second {
+        let _ = write!(
+            s,
+            " {:>12} {:>12} {:>12}",
+            format!("{second} +/-"),
+            "before",
+            "after"
+        );
     }
     let _ = writeln!(s, "  {}", Kind::name(rows[0].kind));
     for (i, c) in rows.iter().enumerate() {
@@ -258,7 +308,7 @@ fn section(s: &mut String, title: &str, what: &str, (unit, bytes): (&str, bool),
             c.count_before,
             c.count_after
         );
-        if bytes {
+        if second.is_some() {
             let _ = write!(
                 s,
                 " {:>12} {:12} {:12}",
@@ -279,7 +329,7 @@ pub fn text(before: &Profile, after: &Profile) -> String {
 
 /// The views of a differential flame graph, ids and titles: for each view of a profile, the growth and
 /// the shrinkage.
-const DIFF_VIEWS: [(&str, &str, &str, &str, &str); 7] = [
+const DIFF_VIEWS: [(&str, &str, &str, &str, &str); 9] = [
     (
         "objects",
         "objects_grew",
@@ -329,6 +379,20 @@ const DIFF_VIEWS: [(&str, &str, &str, &str, &str); 7] = [
         "wall_shrank",
         "Wall time: shrinkage",
     ),
+    (
+        "monitors",
+        "monitors_grew",
+        "Monitor time: growth",
+        "monitors_shrank",
+        "Monitor time: shrinkage",
+    ),
+    (
+        "waits",
+        "waits_grew",
+        "Monitor wait time: growth",
+        "waits_shrank",
+        "Monitor wait time: shrinkage",
+    ),
 ];
 
 /// The differential flame graph's views: every growth view (in the order of [`flame::views`]), then
@@ -345,8 +409,10 @@ pub fn flame(before: &Profile, after: &Profile) -> Vec<FlameView> {
         };
         let sum = |v: Option<FlameView>| {
             let mut m: HashMap<Vec<FlameFrame>, u64> = HashMap::new();
-            for s in v.map(|v| v.stacks).unwrap_or_default() {
-                *m.entry(s.frames).or_default() += s.value;
+            if let Some(v) = v {
+                for s in &v.stacks {
+                    *m.entry(v.frames_of(s).cloned().collect()).or_default() += s.value;
+                }
             }
             m
         };
@@ -355,41 +421,22 @@ pub fn flame(before: &Profile, after: &Profile) -> Vec<FlameView> {
         for (frames, after) in ma {
             let before = mb.remove(&frames).unwrap_or(0);
             if after > before {
-                up.push(FlameStack {
-                    frames,
-                    value: after - before,
-                });
+                up.push((frames, after - before));
             } else if before > after {
-                down.push(FlameStack {
-                    frames,
-                    value: before - after,
-                });
+                down.push((frames, before - after));
             }
         }
-        down.extend(
-            mb.into_iter()
-                .filter(|(_, v)| *v > 0)
-                .map(|(frames, value)| FlameStack { frames, value }),
-        );
+        down.extend(mb.into_iter().filter(|(_, v)| *v > 0));
         // HashMap order is random: sort by the frames' names, so the page is the same on every run.
-        let names = |s: &FlameStack| s.frames.iter().map(|f| f.name.clone()).collect::<Vec<_>>();
+        let names =
+            |s: &(Vec<FlameFrame>, u64)| s.0.iter().map(|f| f.name.clone()).collect::<Vec<_>>();
         up.sort_by_cached_key(names);
         down.sort_by_cached_key(names);
         if !up.is_empty() {
-            grew.push(FlameView {
-                id: grew_id,
-                title: grew_title,
-                unit,
-                stacks: up,
-            });
+            grew.push(FlameView::from_frames(grew_id, grew_title, unit, up));
         }
         if !down.is_empty() {
-            shrank.push(FlameView {
-                id: shrank_id,
-                title: shrank_title,
-                unit,
-                stacks: down,
-            });
+            shrank.push(FlameView::from_frames(shrank_id, shrank_title, unit, down));
         }
     }
     grew.extend(shrank);

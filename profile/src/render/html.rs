@@ -9,7 +9,8 @@ use crate::flame::FlameView;
 
 pub(crate) mod tree;
 
-use tree::{kind_letter, Names, Tree, ROOT_NAME};
+use super::collapsed::{itoa_buffer, Digits};
+use tree::{kind_letter, Names, Tree, MERGED_NAME, ROOT_NAME};
 
 const SCRIPT: &str = include_str!("html/flame.js");
 const STYLE: &str = include_str!("html/flame.css");
@@ -48,26 +49,53 @@ pub fn render(title: &str, views: &[FlameView]) -> String {
     s
 }
 
+/// Frames narrower than this share of their view's total (1/N) are merged with their narrow siblings
+/// when the page is written, in pages whose views have more than 20,000 tree nodes together: 0.1 px on
+/// a 2,000 px wide chart, so nothing that could be seen without zooming in twenty times is lost, and a
+/// page of 100,000 scattered stacks carries thousands of nodes rather than a million. The merged node
+/// keeps their exact sum, so every total above it is exact.
+pub const MERGE_BELOW: u64 = 20_000;
+
 /// The data the script reads: the frame names once for every view, then each view's merged tree in
-/// preorder as parallel arrays (`name` indexes `names`, -1 for the root; `depth`; `self`, the value of
-/// the stacks ending there), or `shape`, the index of an earlier view with the same `name` and `depth`.
-/// Totals are sums the page makes, so they are not sent.
+/// preorder as parallel arrays (`name` indexes `names`, -1 for the root, -2 for frames merged because
+/// they are too small to see; `depth`; `self`, the value of the stacks ending there), or `shape`, the
+/// index of an earlier view with the same `name` and `depth`. Totals are sums the page makes, so they
+/// are not sent.
 fn data_json(title: &str, views: &[FlameView]) -> String {
     let mut names = Names::default();
-    let trees: Vec<Tree> = views.iter().map(|v| Tree::build(v, &mut names)).collect();
-    let mut s = String::new();
+    let mut trees: Vec<Tree> = Tree::build_all(views, &mut names, Some(MERGE_BELOW));
+    // Only the names a tree shows, numbered as first met: a filtered profile's views share a frame
+    // table with frames no stack reaches any more.
+    let mut page_id = vec![u32::MAX; names.names.len()];
+    let mut used: Vec<u32> = Vec::new();
+    for t in &mut trees {
+        for n in &mut t.name {
+            if *n == ROOT_NAME || *n == MERGED_NAME {
+                continue;
+            }
+            let id = &mut page_id[*n as usize];
+            if *id == u32::MAX {
+                *id = used.len() as u32;
+                used.push(*n);
+            }
+            *n = *id;
+        }
+    }
+    let size: usize = trees.iter().map(|t| t.len() * 16).sum();
+    let mut s = String::with_capacity(size + 64 * used.len() + 1024);
     s.push_str("{\"title\":");
     push_json_str(&mut s, title);
     s.push_str(",\"names\":[");
-    for (i, n) in names.names.iter().enumerate() {
+    for (i, &n) in used.iter().enumerate() {
         if i > 0 {
             s.push(',');
         }
-        push_json_str(&mut s, n);
+        push_json_str(&mut s, &names.names[n as usize]);
     }
     s.push_str("],\"kinds\":\"");
-    s.extend(names.kinds.iter().map(|&k| kind_letter(k)));
+    s.extend(used.iter().map(|&n| kind_letter(names.kinds[n as usize])));
     s.push_str("\",\"views\":[");
+    let mut digits = itoa_buffer();
     for (i, (v, t)) in views.iter().zip(&trees).enumerate() {
         if i > 0 {
             s.push(',');
@@ -88,31 +116,35 @@ fn data_json(title: &str, views: &[FlameView]) -> String {
             let _ = write!(s, ",\"shape\":{j}");
         } else {
             s.push_str(",\"name\":[");
-            join(
-                &mut s,
-                t.name
-                    .iter()
-                    .map(|&n| if n == ROOT_NAME { -1 } else { i64::from(n) }),
-            );
+            for (k, &n) in t.name.iter().enumerate() {
+                if k > 0 {
+                    s.push(',');
+                }
+                match n {
+                    ROOT_NAME => s.push_str("-1"),
+                    MERGED_NAME => s.push_str("-2"),
+                    n => s.push_str(digits.format(u64::from(n))),
+                }
+            }
             s.push_str("],\"depth\":[");
-            join(&mut s, t.depth.iter());
+            join(&mut s, &mut digits, t.depth.iter().map(|&d| u64::from(d)));
             s.push(']');
         }
         s.push_str(",\"self\":[");
         // u64 values above 2^53 lose precision in JavaScript; that is 104 days of nanoseconds.
-        join(&mut s, t.self_value.iter());
+        join(&mut s, &mut digits, t.self_value.iter().copied());
         s.push_str("]}");
     }
     s.push_str("]}");
     s
 }
 
-fn join<T: std::fmt::Display>(s: &mut String, values: impl Iterator<Item = T>) {
+fn join(s: &mut String, digits: &mut Digits, values: impl Iterator<Item = u64>) {
     for (i, v) in values.enumerate() {
         if i > 0 {
             s.push(',');
         }
-        let _ = write!(s, "{v}");
+        s.push_str(digits.format(v));
     }
 }
 

@@ -2,6 +2,7 @@
 
 pub mod collapsed;
 pub mod diff;
+pub mod files;
 pub mod html;
 pub mod pprof;
 mod protobuf;

@@ -21,11 +21,11 @@ use std::io::Write as _;
 use flate2::{Compression, GzBuilder};
 
 use super::protobuf::Writer;
-use crate::flame::{FlameStack, FlameView};
+use crate::flame::{FlameFrame, FlameView};
 
 /// The gzipped profile of `views` (what `PREFIX.pb.gz` holds).
 pub fn render(views: &[FlameView]) -> Vec<u8> {
-    let mut gz = GzBuilder::new().write(Vec::new(), Compression::default());
+    let mut gz = GzBuilder::new().write(Vec::new(), Compression::fast());
     gz.write_all(&encode(views))
         .expect("writing to a Vec cannot fail");
     gz.finish().expect("writing to a Vec cannot fail")
@@ -89,7 +89,7 @@ struct Builder<'a> {
     functions: Vec<u64>,
     function_index: Map<&'a str, u64>,
     /// Location ids of each sample, leaf first, with the sample's index.
-    samples: Map<Vec<u64>, usize>,
+    samples: Samples,
     /// `values[i * types + t]`: sample `i`'s value of sample type `t`.
     values: Vec<u64>,
 }
@@ -102,7 +102,7 @@ impl<'a> Builder<'a> {
             sample_types: Vec::with_capacity(views.len()),
             functions: Vec::new(),
             function_index: Map::default(),
-            samples: Map::default(),
+            samples: Samples::default(),
             values: Vec::new(),
         };
         let mut used = Vec::new();
@@ -120,49 +120,70 @@ impl<'a> Builder<'a> {
         }
         let types = views.len();
         let mut key = Vec::new();
-        // The sample of each stack of the previous view, by position. Views drawn from the same rows
+        // Function ids per frame of each view's frame table (0: not met yet), so a frame's name is
+        // looked up once per table rather than once per stack; the views of a profile share one table.
+        let mut tables: Vec<(*const FlameFrame, Vec<u64>)> = Vec::new();
+        // The previous view's stacks and their samples, by position: views drawn from the same rows
         // (objects and bytes from the sites, calls, CPU and wall from the call paths) list the same
-        // stacks in the same order: a stack equal to the previous view's at its position is that
-        // sample, found without hashing its frames again, which is most of the encoding's work.
-        let mut previous: (&[FlameStack], Vec<Option<usize>>) = (&[], Vec::new());
+        // stacks (the same pointers) in the same order, so a stack is found there without turning it
+        // into location ids and hashing them again. A stack not at its place is looked up by its ids.
+        let mut previous: Vec<(usize, usize)> = Vec::new();
+        let most = views.iter().map(|v| v.stacks.len()).max().unwrap_or(0);
+        b.samples.by_hash.reserve(most);
+        let mut current: Vec<(usize, usize)> = Vec::new();
         for (t, view) in views.iter().enumerate() {
-            let mut samples = Vec::with_capacity(view.stacks.len());
+            let ptr = view.frames.as_ptr();
+            let table = match tables.iter().position(|(p, _)| *p == ptr) {
+                Some(k) => k,
+                None => {
+                    tables.push((ptr, vec![0; view.frames.len()]));
+                    tables.len() - 1
+                }
+            };
+            current.clear();
             for (n, stack) in view.stacks.iter().enumerate() {
-                // A stack of value 0 is no sample of its own (it keeps its position).
+                // A stack of value 0 is no sample of its own.
                 if stack.value == 0 {
-                    samples.push(None);
+                    current.push((0, usize::MAX));
                     continue;
                 }
-                let sample = match (previous.0.get(n), previous.1.get(n)) {
-                    (Some(p), Some(&Some(i))) if same_names(p, stack) => i,
+                let id = stack.frames.as_ptr() as usize;
+                let sample = match previous.get(n) {
+                    Some(&(p, i)) if p == id && i != usize::MAX => i,
                     _ => {
                         key.clear();
                         // FlameStack is root first; pprof's location_id is leaf first.
-                        for frame in stack.frames.iter().rev() {
-                            key.push(b.function(&frame.name));
+                        for &f in stack.frames.iter().rev() {
+                            let known = tables[table].1[f as usize];
+                            let function = if known != 0 {
+                                known
+                            } else {
+                                let id = b.function(&view.frames[f as usize].name);
+                                tables[table].1[f as usize] = id;
+                                id
+                            };
+                            key.push(function);
                         }
                         b.sample(&key, types)
                     }
                 };
-                samples.push(Some(sample));
+                current.push((id, sample));
                 // One stack twice in a view (two sites whose frames have the same names) is one
                 // sample: their values add up, so the view's total is kept.
                 let v = &mut b.values[sample * types + t];
                 *v = v.saturating_add(stack.value);
             }
-            previous = (&view.stacks, samples);
+            std::mem::swap(&mut previous, &mut current);
         }
         b
     }
 
     /// The index of the sample of these location ids, a new one (all its values 0) if there is none.
     fn sample(&mut self, key: &[u64], types: usize) -> usize {
-        if let Some(&i) = self.samples.get(key) {
-            return i;
+        let (i, new) = self.samples.find_or_add(key);
+        if new {
+            self.values.resize(self.values.len() + types, 0);
         }
-        let i = self.samples.len();
-        self.samples.insert(key.to_vec(), i);
-        self.values.resize(self.values.len() + types, 0);
         i
     }
 
@@ -190,10 +211,11 @@ impl<'a> Builder<'a> {
 
     fn write(self) -> Vec<u8> {
         let types = self.sample_types.len();
-        let mut samples: Vec<(Vec<u64>, usize)> = self.samples.into_iter().collect();
-        samples.sort_unstable_by_key(|&(_, i)| i);
 
-        let mut w = Writer::new();
+        // About what the samples take (a byte or two per location id, a few per value): the buffer
+        // then grows once or twice rather than copying itself twenty times.
+        let mut w =
+            Writer::with_capacity(self.samples.ids.len() * 2 + self.values.len() * 4 + 4096);
         // Profile.sample_type = 1: ValueType { type = 1, unit = 2 }.
         for &(ty, unit) in &self.sample_types {
             w.message(1, |m| {
@@ -202,7 +224,8 @@ impl<'a> Builder<'a> {
             });
         }
         // Profile.sample = 2: Sample { location_id = 1, value = 2 }, both packed.
-        for (locations, i) in &samples {
+        for i in 0..self.samples.len() {
+            let locations = self.samples.get(i);
             let values = &self.values[i * types..(i + 1) * types];
             w.message(2, |m| {
                 m.packed(1, locations.iter().copied());
@@ -243,12 +266,54 @@ impl<'a> Builder<'a> {
     }
 }
 
-fn same_names(a: &FlameStack, b: &FlameStack) -> bool {
-    a.frames.len() == b.frames.len()
-        && a.frames
-            .iter()
-            .zip(&b.frames)
-            .all(|(x, y)| x.name == y.name)
+/// The samples' location ids, each distinct sequence once, numbered as first added: kept end to end in
+/// one vector and found through their hash, rather than a map of a vector per sample (an allocation
+/// and a free per sample, which was most of the encoding's time).
+#[derive(Default)]
+struct Samples {
+    ids: Vec<u64>,
+    /// Where each sample's ids start in `ids`; the last entry is the end.
+    starts: Vec<usize>,
+    /// The first sample of each hash; `next` chains the others of the same hash.
+    by_hash: Map<u64, usize>,
+    next: Vec<usize>,
+}
+
+impl Samples {
+    fn len(&self) -> usize {
+        self.starts.len().saturating_sub(1)
+    }
+
+    fn get(&self, i: usize) -> &[u64] {
+        &self.ids[self.starts[i]..self.starts[i + 1]]
+    }
+
+    /// The sample of `key`, and whether it is new.
+    fn find_or_add(&mut self, key: &[u64]) -> (usize, bool) {
+        let mut h = WordHash::default();
+        for &k in key {
+            h.mix(k);
+        }
+        h.mix(key.len() as u64);
+        let hash = h.finish();
+        let mut at = self.by_hash.get(&hash).copied();
+        while let Some(i) = at {
+            if self.get(i) == key {
+                return (i, false);
+            }
+            at = Some(self.next[i]).filter(|&n| n != usize::MAX);
+        }
+        if self.starts.is_empty() {
+            self.starts.push(0);
+        }
+        let i = self.len();
+        self.ids.extend_from_slice(key);
+        self.starts.push(self.ids.len());
+        // The new sample heads its hash's chain; the one it displaces comes next.
+        let previous = self.by_hash.insert(hash, i).unwrap_or(usize::MAX);
+        self.next.push(previous);
+        (i, true)
+    }
 }
 
 /// The tables' hash maps. Their keys are the profile's own frame names and stacks, not an adversary's,

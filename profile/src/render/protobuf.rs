@@ -21,8 +21,10 @@ pub fn varint_len(v: u64) -> usize {
 }
 
 impl Writer {
-    pub fn new() -> Writer {
-        Writer::default()
+    pub fn with_capacity(bytes: usize) -> Writer {
+        Writer {
+            buf: Vec::with_capacity(bytes),
+        }
     }
 
     pub fn into_bytes(self) -> Vec<u8> {
@@ -77,12 +79,26 @@ impl Writer {
     /// message.
     pub fn message(&mut self, field: u32, body: impl FnOnce(&mut Writer)) {
         self.key(field, LEN);
-        let start = self.buf.len();
+        // One byte for the length, which is its whole varint when the body is under 128 bytes (a
+        // sample, a location, a function): the body is then written in place, not moved.
+        let at = self.buf.len();
+        self.buf.push(0);
         body(self);
-        let len = (self.buf.len() - start) as u64;
-        let mut prefix = Writer::new();
-        prefix.varint(len);
-        self.buf.splice(start..start, prefix.buf);
+        let len = (self.buf.len() - at - 1) as u64;
+        if len < 0x80 {
+            self.buf[at] = len as u8;
+        } else {
+            let mut prefix = [0u8; 10];
+            let mut n = 0;
+            let mut v = len;
+            while v >= 0x80 {
+                prefix[n] = v as u8 | 0x80;
+                v >>= 7;
+                n += 1;
+            }
+            prefix[n] = v as u8;
+            self.buf.splice(at..at + 1, prefix[..=n].iter().copied());
+        }
     }
 }
 
@@ -93,7 +109,7 @@ mod tests {
     #[test]
     fn varints() {
         // The examples of the protobuf encoding guide: 1 is one byte, 150 is 0x96 0x01.
-        let mut w = Writer::new();
+        let mut w = Writer::default();
         w.varint(1);
         w.varint(150);
         w.varint(u64::MAX);
@@ -102,7 +118,7 @@ mod tests {
             [1, 0x96, 0x01, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x01]
         );
         for v in [0, 1, 127, 128, 16383, 16384, u64::MAX >> 1, u64::MAX] {
-            let mut w = Writer::new();
+            let mut w = Writer::default();
             w.varint(v);
             assert_eq!(w.into_bytes().len(), varint_len(v), "{v}");
         }
@@ -110,7 +126,7 @@ mod tests {
 
     #[test]
     fn fields() {
-        let mut w = Writer::new();
+        let mut w = Writer::default();
         w.uint(1, 0); // left out
         w.uint(1, 150);
         w.bytes(2, b"");

@@ -13,7 +13,8 @@ use std::fmt::Write as _;
 
 use serde_json::Value;
 
-use crate::model::{MethodRow, Profile, SiteRow};
+use super::collapsed::itoa_buffer;
+use crate::model::{Frame, MethodRow, Profile, SiteRow};
 
 fn u64_field(v: Option<&Value>, key: &str) -> u64 {
     v.and_then(|v| v.get(key))
@@ -171,16 +172,18 @@ fn heap(s: &mut String, p: &Profile) {
         );
     }
     let _ = writeln!(s, "SITES END");
+    // Each frame's line once, however many traces show it: a profile of 100,000 stacks has a million
+    // frame lines and a few thousand distinct frames.
+    let lines: Vec<String> = p.frames.iter().map(trace_line).collect();
+    let frame_lines: usize = sites.iter().map(|site| site.stack.len()).sum();
+    s.reserve(frame_lines * 48 + sites.len() * 16);
+    let mut digits = itoa_buffer();
     for (i, site) in sites.iter().enumerate() {
-        let _ = writeln!(s, "TRACE {}:", 300_001 + i);
-        for f in &site.stack {
-            let place = match (&f.file, f.line) {
-                (Some(file), Some(line)) => format!("{file}:{line}"),
-                (Some(file), None) => file.clone(),
-                (None, Some(line)) => format!("line {line}"),
-                (None, None) => "Unknown Source".into(),
-            };
-            let _ = writeln!(s, "\t{}.{}({place})", f.class, f.method);
+        s.push_str("TRACE ");
+        s.push_str(digits.format(300_001 + i as u64));
+        s.push_str(":\n");
+        for &f in &site.stack {
+            s.push_str(&lines[f as usize]);
         }
     }
     if let Some(gc) = p.rest.get("gc") {
@@ -300,4 +303,9 @@ fn calls(s: &mut String, p: &Profile) {
             );
         }
     }
+}
+
+/// A frame as a TRACE shows it: `\tclass.method(File.java:12)` and its newline.
+fn trace_line(f: &Frame) -> String {
+    format!("\t{}\n", super::threads_text::trace_frame(f))
 }

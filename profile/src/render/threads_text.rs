@@ -5,7 +5,9 @@
 
 use std::fmt::Write as _;
 
-use crate::model::{Deadlock, DeadlockThread, Frame, Lock, Profile, Threads};
+use crate::model::{
+    Deadlock, DeadlockThread, DumpThread, Frame, Lock, MonitorDump, Profile, Threads,
+};
 
 /// The report of `p`'s threads section; `None` when the thread profiler did not run.
 pub fn render(p: &Profile) -> Option<String> {
@@ -158,7 +160,7 @@ pub fn render_threads(pid: u32, t: &Threads) -> String {
 }
 
 /// A TRACE line's frame, as hprof wrote them: `Class.method(File.java:12)`.
-fn trace_frame(f: &Frame) -> String {
+pub(crate) fn trace_frame(f: &Frame) -> String {
     let place = match (&f.file, f.line) {
         (Some(file), Some(line)) => format!("{file}:{line}"),
         (Some(file), None) => file.clone(),
@@ -180,6 +182,76 @@ fn dump_frame(f: &Frame) -> String {
 
 fn lock_text(l: &Lock) -> String {
     format!("<{}@{:x}>", l.class, l.id as u32)
+}
+
+/// A monitor dump's text (`PREFIX.monitors.txt`): its header, the deadlocks, then every thread as in a
+/// Java thread dump, with the monitors locked at each frame.
+pub fn monitor_dump_text(d: &MonitorDump) -> String {
+    let mut s = String::new();
+    let _ = writeln!(
+        s,
+        "instr monitor dump, pid {}, {}, {:.3} s after start\n",
+        d.pid,
+        d.reason,
+        d.time_ns as f64 / 1e9
+    );
+    deadlocks_text(&mut s, &d.deadlocks);
+    let _ = writeln!(s, "\nMONITOR DUMP BEGIN ({} threads)", d.threads.len());
+    for t in &d.threads {
+        dump_thread_text(&mut s, t);
+    }
+    let _ = writeln!(s, "MONITOR DUMP END");
+    s
+}
+
+fn dump_thread_text(s: &mut String, t: &DumpThread) {
+    let waiting = t.waiting_for.as_ref().map(|w| {
+        let owner = w
+            .owner
+            .as_ref()
+            .map(|o| format!(" held by \"{}\" id={}", o.name, o.id))
+            .unwrap_or_default();
+        (Some(w.kind.as_str()), &w.monitor, owner)
+    });
+    let d = &t.thread;
+    thread_block(
+        s,
+        (&d.name, d.id, d.daemon, &d.state),
+        waiting,
+        &d.stack,
+        &t.owned,
+    );
+}
+
+/// A thread as in a Java thread dump: the header, what it waits for (the wait's kind, the lock, who
+/// holds it), then its frames with the locks taken at each, and the locks held at no known frame.
+fn thread_block(
+    s: &mut String,
+    (name, id, daemon, state): (&str, i64, bool, &str),
+    waiting: Option<(Option<&str>, &Lock, String)>,
+    stack: &[Frame],
+    holds: &[Lock],
+) {
+    let daemon = if daemon { " daemon" } else { "" };
+    let _ = writeln!(s, "\"{name}\" id={id}{daemon} {state}");
+    if let Some((kind, lock, owner)) = waiting {
+        let what = match kind {
+            Some("enter") => "waiting to lock",
+            Some("wait") => "waiting on",
+            _ => "parked waiting for",
+        };
+        let _ = writeln!(s, "    {what} {}{owner}", lock_text(lock));
+    }
+    for (i, f) in stack.iter().enumerate() {
+        let _ = writeln!(s, "\tat {}", dump_frame(f));
+        for l in holds.iter().filter(|l| l.depth == i as i32) {
+            let _ = writeln!(s, "\t- locked {}", lock_text(l));
+        }
+    }
+    for l in holds.iter().filter(|l| l.depth < 0) {
+        let _ = writeln!(s, "\t- holds {} ({})", lock_text(l), l.kind);
+    }
+    s.push('\n');
 }
 
 /// The deadlocks, as in the agent's monitor dumps (`PREFIX.monitors.txt`).
@@ -205,36 +277,15 @@ pub fn deadlocks_text(s: &mut String, deadlocks: &[Deadlock]) {
 /// A deadlocked thread as in a Java thread dump: the header, what it waits for (held by the next thread
 /// of the cycle), then its frames with the locks taken at each.
 fn thread_text(s: &mut String, t: &DeadlockThread) {
-    let _ = writeln!(
+    let waiting = t.waiting_for.as_ref().map(|w| {
+        let owner = format!(" held by \"{}\" id={}", t.held_by.name, t.held_by.id);
+        (w.wait.as_deref(), w, owner)
+    });
+    thread_block(
         s,
-        "\"{}\" id={}{} {}",
-        t.name,
-        t.id,
-        if t.daemon { " daemon" } else { "" },
-        t.state
+        (&t.name, t.id, t.daemon, &t.state),
+        waiting,
+        &t.stack,
+        &t.holds,
     );
-    if let Some(w) = &t.waiting_for {
-        let what = match w.wait.as_deref() {
-            Some("enter") => "waiting to lock",
-            Some("wait") => "waiting on",
-            _ => "parked waiting for",
-        };
-        let _ = writeln!(
-            s,
-            "    {what} {} held by \"{}\" id={}",
-            lock_text(w),
-            t.held_by.name,
-            t.held_by.id
-        );
-    }
-    for (i, f) in t.stack.iter().enumerate() {
-        let _ = writeln!(s, "\tat {}", dump_frame(f));
-        for l in t.holds.iter().filter(|l| l.depth == i as i32) {
-            let _ = writeln!(s, "\t- locked {}", lock_text(l));
-        }
-    }
-    for l in t.holds.iter().filter(|l| l.depth < 0) {
-        let _ = writeln!(s, "\t- holds {} ({})", lock_text(l), l.kind);
-    }
-    s.push('\n');
 }

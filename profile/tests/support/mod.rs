@@ -2,7 +2,7 @@
 
 #![allow(dead_code)] // each test file uses part of it
 
-use instr_profile::model::{CallPath, Calls, ClassRow, Frame, Profile, SiteRow};
+use instr_profile::model::{CallPath, Calls, ClassRow, Frame, FrameTable, Profile, SiteRow};
 
 fn frame(class: &str, method: &str, line: i64) -> Frame {
     Frame {
@@ -17,7 +17,14 @@ fn frame(class: &str, method: &str, line: i64) -> Frame {
     }
 }
 
-fn site(class: &str, count: u64, bytes: u64, live: Option<u64>, stack: &[(&str, &str)]) -> SiteRow {
+fn site(
+    table: &mut FrameTable,
+    class: &str,
+    count: u64,
+    bytes: u64,
+    live: Option<u64>,
+    stack: &[(&str, &str)],
+) -> SiteRow {
     SiteRow {
         class: class.into(),
         count,
@@ -28,7 +35,7 @@ fn site(class: &str, count: u64, bytes: u64, live: Option<u64>, stack: &[(&str, 
             .iter()
             .rev()
             .enumerate()
-            .map(|(i, (c, m))| frame(c, m, 10 + i as i64))
+            .map(|(i, (c, m))| table.intern(frame(c, m, 10 + i as i64)))
             .collect(),
         stack_estimated: false,
         live_instances: live,
@@ -44,19 +51,43 @@ pub fn sample() -> Profile {
     let parse = ("app.Parser", "parse");
     let grow = ("java.util.ArrayList", "grow");
     let concat = ("java.lang.StringConcatHelper", "newArray");
+    let mut table = FrameTable::default();
+    let t = &mut table;
     let sites = vec![
         site(
+            t,
             "java.lang.Object[]",
             1200,
             57_600,
             Some(100),
             &[main, load, grow],
         ),
-        site("app.Record", 3000, 72_000, Some(2500), &[main, load, parse]),
-        site("byte[]", 4321, 553_088, None, &[main, load, parse, concat]),
-        site("java.lang.String", 4321, 103_704, Some(7), &[main, parse]),
-        site("app.Main$Config", 1, 24, Some(1), &[main]),
-        site("int[]", 57, 2_736, None, &[main, ("app.Main", "warmUp")]),
+        site(
+            t,
+            "app.Record",
+            3000,
+            72_000,
+            Some(2500),
+            &[main, load, parse],
+        ),
+        site(
+            t,
+            "byte[]",
+            4321,
+            553_088,
+            None,
+            &[main, load, parse, concat],
+        ),
+        site(
+            t,
+            "java.lang.String",
+            4321,
+            103_704,
+            Some(7),
+            &[main, parse],
+        ),
+        site(t, "app.Main$Config", 1, 24, Some(1), &[main]),
+        site(t, "int[]", 57, 2_736, None, &[main, ("app.Main", "warmUp")]),
     ];
     let classes = vec![ClassRow {
         class: "app.Record".into(),
@@ -65,8 +96,8 @@ pub fn sample() -> Profile {
         live_instances: Some(2500),
         live_bytes: Some(60_000),
     }];
-    let path = |frames: &[&str], calls, cpu, wall| CallPath {
-        frames: frames.iter().map(|s| s.to_string()).collect(),
+    let mut path = |frames: &[&str], calls, cpu, wall| CallPath {
+        frames: frames.iter().map(|s| table.intern_name(s)).collect(),
         calls,
         self_cpu_ns: cpu,
         self_wall_ns: wall,
@@ -112,6 +143,7 @@ pub fn sample() -> Profile {
         schema: instr_profile::model::SCHEMA.into(),
         pid: 4242,
         depth: 8,
+        frames: table.frames,
         classes,
         sites,
         methods: Vec::new(),
@@ -148,6 +180,7 @@ pub fn synthetic(n: usize) -> Profile {
         .map(|i| format!("com.example.model.Type{i}"))
         .collect();
     let mut seen = std::collections::HashSet::new();
+    let mut table = FrameTable::default();
     let mut sites = Vec::with_capacity(n);
     while sites.len() < n {
         let depth = 8 + (next() % 33) as usize;
@@ -178,7 +211,7 @@ pub fn synthetic(n: usize) -> Profile {
             stack: stack
                 .iter()
                 .rev()
-                .map(|&m| frame(&methods[m].0, &methods[m].1, 1))
+                .map(|&m| table.intern(frame(&methods[m].0, &methods[m].1, 1)))
                 .collect(),
             stack_estimated: false,
             live_instances: None,
@@ -188,6 +221,7 @@ pub fn synthetic(n: usize) -> Profile {
     Profile {
         schema: instr_profile::model::SCHEMA.into(),
         depth: 40,
+        frames: table.frames,
         sites,
         ..Default::default()
     }

@@ -93,7 +93,9 @@
       for (let k = t.first[node]; k >= 0; k = t.next[k]) c.push(k);
       if (!t.sorted) {
         const r = nameRank();
-        c.sort((a, b) => r[t.name[a]] - r[t.name[b]]);
+        // Merged frames (name -2) after the named ones.
+        const at = (k) => (t.name[k] >= 0 ? r[t.name[k]] : names.length);
+        c.sort((a, b) => at(a) - at(b));
       }
       t.kids.set(node, c);
     }
@@ -159,8 +161,10 @@
   function current() {
     return tree(views[state.view], state.inverted);
   }
+  // Name -2: frames too small to see, merged (with all they called) when the page was written.
+  const MERGED = -2;
   function label(t, node) {
-    return node === 0 ? 'all' : names[t.name[node]];
+    return node === 0 ? 'all' : t.name[node] === MERGED ? '…' : names[t.name[node]];
   }
 
   // ---- search --------------------------------------------------------------------------------------
@@ -254,6 +258,7 @@
     if (b.merged) return '#c8c8c8';
     if (b.node === 0) return '#d8d8d8';
     const n = t.name[b.node];
+    if (n === MERGED) return '#c8c8c8';
     if (state.hit && state.hit[n]) return '#e040d0';
     const v = hash(names[n]);
     switch (kinds[n]) {
@@ -364,6 +369,8 @@
     const lines = [];
     if (b.merged) {
       lines.push(fmtInt(b.count) + ' frames narrower than a pixel');
+    } else if (b.node !== 0 && t.name[b.node] === MERGED) {
+      lines.push('… frames too small to see, merged with their callees when the page was written');
     } else {
       lines.push(label(t, b.node));
       if (b.node !== 0) lines.push(KIND_LABEL[kinds[t.name[b.node]]]);

@@ -1,0 +1,59 @@
+//! The report files the agent writes for one profile (`PREFIX.json`, `.txt`, `.collapsed`, `.html`,
+//! `.pb.gz`), rendered together: what the agent's exit costs is this function, and the bench times it.
+//!
+//! The renderers are independent pure functions, so they run on two scoped threads: the JSON and the
+//! text, which need no flame views, on one while the views are drawn and pprof, the collapsed stacks and
+//! the HTML page rendered from them on the other. The bytes are the same as rendering one after another.
+
+use crate::flame::{self, FlameView};
+use crate::render::{collapsed, html, pprof, text};
+use crate::Profile;
+
+/// Each file's suffix (after the prefix) and bytes, in this order: `.json`, `.txt`, `.collapsed` (the
+/// allocated bytes, root first), `.html`, `.pb.gz`.
+pub fn agent_files(profile: &Profile, title: &str) -> Vec<(&'static str, Vec<u8>)> {
+    std::thread::scope(|s| {
+        // Two threads, as the machine may have two cores: the JSON and the text, which need no flame
+        // views, on one; the views and what is drawn from them on the other.
+        let plain = || {
+            (
+                profile.to_json().into_bytes(),
+                text::render(profile).into_bytes(),
+            )
+        };
+        // A thread that cannot be made (a process at its thread limit) leaves the work to this one.
+        let spawned = std::thread::Builder::new()
+            .name("instr-render".into())
+            .spawn_scoped(s, plain);
+        let views = flame::views(profile);
+        let pb = pprof::render(&views);
+        let collapsed = bytes_view(&views)
+            .map(collapsed::render)
+            .unwrap_or_default()
+            .into_bytes();
+        let page = html::render(title, &views).into_bytes();
+        let (json, txt) = match spawned {
+            Ok(h) => joined(h),
+            Err(_) => plain(),
+        };
+        vec![
+            (".json", json),
+            (".txt", txt),
+            (".collapsed", collapsed),
+            (".html", page),
+            (".pb.gz", pb),
+        ]
+    })
+}
+
+fn bytes_view(views: &[FlameView]) -> Option<&FlameView> {
+    views.iter().find(|v| v.id == "bytes")
+}
+
+/// A renderer thread's result; a renderer that panicked (a bug) panics here, as it would have inline.
+fn joined<T>(h: std::thread::ScopedJoinHandle<'_, T>) -> T {
+    match h.join() {
+        Ok(v) => v,
+        Err(e) => std::panic::resume_unwind(e),
+    }
+}
