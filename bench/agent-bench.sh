@@ -24,6 +24,11 @@
 #   calls   method probes on every method of the workload's own packages (see app_packages), calls=counts
 #   times   the same with calls=times (per-thread call trees, CPU and wall time; leaf methods counted only)
 #   timesall  calls=times,leaves=timed: leaf methods timed like the others
+#   cpu10   the sampler alone, cpu=10ms (AsyncGetCallTrace from per-thread CPU timers; no class rewritten)
+#   cpu1    the sampler alone, cpu=1ms
+#   callscpu  calls=counts on the workload's own packages plus cpu=1ms (sampled times beside exact counts)
+#   jfrexec no agent; JFR's execution sampler alone at 1 ms (bench/jfr-exec-1ms.jfc)
+#   jfrcpu  no agent; JFR's CPU-time sampler (JEP 509, JDK 25 only) alone at 1 ms (bench/jfr-cputime-1ms.jfc)
 # For calls and times the median number of calls counted (sum of the report's enters) is printed too.
 # -c measures CPU seconds (user + system) instead of wall seconds: steadier on a loaded machine.
 # Build first: cargo build --release -p instr-agent. It is a benchmark, not a test: it asserts nothing.
@@ -71,6 +76,11 @@ opts() {  # opts MODE WORKLOAD RUN
     live100) echo "-agentpath:$LIB=rules=$ROOT/rules/default.yaml,file=$OUT/r-%p,depth=0,live=100" ;;
     live1k) echo "-agentpath:$LIB=rules=$ROOT/rules/default.yaml,file=$OUT/r-%p,depth=0,live=1000" ;;
     live1)  echo "-agentpath:$LIB=rules=$ROOT/rules/default.yaml,file=$OUT/r-%p,depth=1,live=100" ;;
+    cpu10)  echo "-agentpath:$LIB=cpu=10ms,file=$OUT/r-%p" ;;
+    cpu1)   echo "-agentpath:$LIB=cpu=1ms,file=$OUT/r-%p" ;;
+    callscpu) echo "-agentpath:$LIB=rules=$(calls_rules "$2"),file=$OUT/c-$2-$1-$3,calls=counts,cpu=1ms" ;;
+    jfrexec) echo "-XX:StartFlightRecording=filename=$OUT/r.jfr,settings=$ROOT/bench/jfr-exec-1ms.jfc" ;;
+    jfrcpu) echo "-XX:StartFlightRecording=filename=$OUT/r.jfr,settings=$ROOT/bench/jfr-cputime-1ms.jfc" ;;
     monitors) echo "-agentpath:$LIB=rules=$ROOT/rules/empty.yaml,file=$OUT/r-%p,threads=on,monitors=on" ;;
     jfr)    echo "-XX:StartFlightRecording=filename=$OUT/r.jfr,settings=profile" ;;
   esac
@@ -106,7 +116,7 @@ bench_jdk() {  # bench_jdk: one table, for the java on PATH
       for m in none $MODES; do times[$m]+="$(run1 "$w" "$m" "$i") "; done
     done
     for m in $MODES; do
-      case $m in calls|times|timesall)
+      case $m in calls|times|timesall|callscpu)
         ncalls[$w-$m]=$(for i in $(seq 1 "$N"); do calls_counted "$w" "$m" "$i"; done | median) ;;
       esac
     done
@@ -131,7 +141,7 @@ bench_jdk() {  # bench_jdk: one table, for the java on PATH
   done
   echo
   for m in $MODES; do
-    case $m in calls|times|timesall)
+    case $m in calls|times|timesall|callscpu)
       printf 'calls counted (%s, median per run):' "$m"
       for w in $NAMES; do printf ' %s=%s' "$w" "${ncalls[$w-$m]:--}"; done; echo ;;
     esac

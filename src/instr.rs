@@ -17,7 +17,7 @@ use clap::{Args, CommandFactory, Parser, Subcommand, ValueEnum};
 use instr_profile::filter::Filter;
 use instr_profile::flame::{self, FlameView};
 use instr_profile::render::{collapsed, diff, html, pprof, svg, text, threads_text};
-use instr_profile::Profile;
+use instr_profile::{sample_log, Profile};
 
 use crate::targets::write_atomically;
 
@@ -58,9 +58,12 @@ pub enum Command {
 
 #[derive(Args, Debug)]
 pub struct ReportArgs {
-    /// The profile: the agent's PREFIX.json.
+    /// The profile: the agent's PREFIX.json, or its sample log PREFIX.samples.
     #[arg(value_name = "PROFILE.json")]
     pub profile: PathBuf,
+    /// The cpu and wall views (sampled) with each stack under its thread.
+    #[arg(long)]
+    pub by_thread: bool,
     /// What to render.
     #[arg(short, long, value_enum)]
     pub format: Option<Format>,
@@ -184,9 +187,25 @@ pub fn main() -> ExitCode {
     })
 }
 
-/// Reads and checks one profile.
+/// Reads and checks one profile: the agent's JSON, or its sample log (`PREFIX.samples`), which becomes
+/// the profile the agent would have written from those samples.
 fn read(path: &Path) -> Result<Profile, Failure> {
-    let text = std::fs::read_to_string(path).map_err(|e| fail_at(path, e))?;
+    let bytes = std::fs::read(path).map_err(|e| fail_at(path, e))?;
+    if sample_log::is_sample_log(&bytes) {
+        let log = sample_log::read(&bytes).map_err(|e| fail_at(path, e))?;
+        if log.truncated {
+            eprintln!(
+                "instr: {}: warning: the log ends inside a record (its writer was killed?); read up to the last whole one",
+                path.display()
+            );
+        }
+        let mut folded = sample_log::Aggregate::default();
+        for r in &log.records {
+            folded.apply(r);
+        }
+        return Ok(folded.profile());
+    }
+    let text = String::from_utf8(bytes).map_err(|e| fail_at(path, e))?;
     Profile::from_json(&text).map_err(|e| fail_at(path, e))
 }
 
@@ -247,6 +266,13 @@ fn report(a: &ReportArgs) -> Result<ExitCode, Failure> {
     }
     let profile = read_filtered(&a.profile, &a.filter)?;
     let mut views = flame::views(&profile);
+    if a.by_thread {
+        for v in instr_profile::samples::views(&profile, true) {
+            if let Some(slot) = views.iter_mut().find(|w| w.id == v.id) {
+                *slot = v;
+            }
+        }
+    }
     if let Some(id) = &a.view {
         let Some(i) = views.iter().position(|v| v.id == id) else {
             let known: Vec<&str> = views.iter().map(|v| v.id).collect();

@@ -92,6 +92,10 @@ const OPTIONS: &[(&str, Kind)] = &[
     ("trace", Kind::Path),
     ("trace-allocs", Kind::Word),
     ("trace-ring", Kind::Number),
+    ("cpu", Kind::Word),
+    ("wall", Kind::Word),
+    ("engine", Kind::Word),
+    ("sample-threads", Kind::Word),
 ];
 
 /// Every rules key (rules/README.md): a YAML file with `{}` where the value goes, the kind, and the
@@ -147,6 +151,12 @@ const KEYS: &[(&str, Kind, &str)] = &[
         Kind::Word,
         "allocations",
     ),
+    ("sampling: {}\n", Kind::Mapping, "sampling"),
+    ("sampling:\n  cpu: {}\n", Kind::Word, "cpu"),
+    ("sampling:\n  wall: {}\n", Kind::Word, "wall"),
+    ("sampling:\n  engine: {}\n", Kind::Word, "engine"),
+    // A list where an interval goes: the wrong type (the message names the section, its hint the key).
+    ("sampling:\n  cpu: [{}]\n", Kind::Word, "cpu"),
 ];
 
 /// One JVM start that must be refused.

@@ -16,7 +16,7 @@ commands:
                               absolute path (or rules=PATH), selects its classes, methods and sites instead
                               of the rules the agent loaded with
   stop alloc|methods          take it out again: the classes are their original bytes
-  dump [FORMAT] FILE          the report now: json, txt, collapsed, html, pprof or cpu (cpu.collapsed);
+  dump [FORMAT] FILE          the report now: json, txt, collapsed, html, pprof, cpu or wall (.collapsed);
                               the format defaults to FILE's extension, else json; FILE is absolute
   reset                       zero every count
   threads                     every thread with its stack and monitors, and deadlocks (threads=on)
@@ -63,7 +63,7 @@ fn probe(name: &str) -> Result<Probe, String> {
         "methods" => Ok(Probe::Methods),
         "live" => Err("live: live tracking is chosen when the agent loads (live=...); it follows the alloc probe".into()),
         "monitors" => Err("monitors: the monitor profiler is chosen when the agent loads (monitors=on)".into()),
-        "cpu" => Err("cpu: no CPU sampler in this agent".into()),
+        "cpu" => Err("cpu: the CPU and wall samplers are chosen when the agent loads (cpu=INTERVAL, wall=INTERVAL)".into()),
         other => Err(format!("unknown probe '{other}' (alloc, methods)")),
     }
 }
@@ -124,13 +124,14 @@ fn status(a: &Agent) -> String {
 }
 
 /// The extension `report::render_all` gives each format.
-const FORMATS: [(&str, &str); 6] = [
+const FORMATS: [(&str, &str); 7] = [
     ("json", ".json"),
     ("txt", ".txt"),
     ("collapsed", ".collapsed"),
     ("html", ".html"),
     ("pprof", ".pb.gz"),
     ("cpu", ".cpu.collapsed"),
+    ("wall", ".wall.collapsed"),
 ];
 
 fn dump(a: &Agent, jni: Jni, format: Option<&str>, file: &str) -> Result<String, String> {
@@ -152,7 +153,9 @@ fn dump(a: &Agent, jni: Jni, format: Option<&str>, file: &str) -> Result<String,
         .find(|(f, _)| *f == format)
         .map(|(_, ext)| *ext)
         .ok_or_else(|| {
-            format!("dump: unknown format '{format}' (json, txt, collapsed, html, pprof, cpu)")
+            format!(
+                "dump: unknown format '{format}' (json, txt, collapsed, html, pprof, cpu, wall)"
+            )
         })?;
     let proxy = (*lock(&a.proxy)).ok_or("HeapProxy is not defined: nothing was counted")?;
     let files = crate::report::render_all(a, jni, proxy.0, crate::report::When::OnDemand, "")
@@ -161,7 +164,9 @@ fn dump(a: &Agent, jni: Jni, format: Option<&str>, file: &str) -> Result<String,
         .into_iter()
         .find(|(name, _)| name == ext)
         .map(|(_, bytes)| bytes)
-        .ok_or_else(|| format!("dump: no {format} report (cpu needs calls=times)"))?;
+        .ok_or_else(|| {
+            format!("dump: no {format} report (cpu needs calls=times or cpu=INTERVAL, wall needs wall=INTERVAL)")
+        })?;
     crate::report::write_atomically(file, &bytes)?;
     Ok(format!("{} bytes written to {file}", bytes.len()))
 }

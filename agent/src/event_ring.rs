@@ -1,18 +1,14 @@
 //! A preallocated, lock-free queue of small fixed-size records, for the callbacks that may not allocate,
 //! lock or block: GarbageCollectionStart/Finish (VM thread, inside the pause) and ObjectFree (service
-//! thread; no JNI). A producer claims a slot with one CAS and publishes it with one store; when the ring
-//! is full the record is dropped and counted per kind, never waited for. Whoever drains it (the trace's
-//! writer, or a Java thread queueing an element) formats the records afterwards, outside the callback.
-//!
-//! Each slot carries a sequence number that says whose turn it is: `pos` when free for the producer of
-//! position `pos`, `pos + 1` once that producer has written it, `pos + capacity` once the consumer has
-//! read it (free for the next lap). So a producer never overwrites an unread record and the consumer never
-//! reads a half-written one: a claimed but unpublished slot stops the drain, which resumes from it next
-//! time. The record's fields are atomics too, so that none of this needs `unsafe`.
+//! thread; no JNI). The claim/publish protocol is seq_ring.rs's; when the ring is full the record is
+//! dropped and counted per kind, never waited for. Whoever drains it (the trace's writer, or a Java
+//! thread queueing an element) formats the records afterwards, outside the callback.
 //!
 //! Any number of producers; one consumer at a time (the caller serialises `drain`, see xml_trace.rs).
 
 use std::sync::atomic::{AtomicU64, Ordering};
+
+use crate::seq_ring::SeqRing;
 
 /// What a record reports.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -43,20 +39,15 @@ pub struct Record {
     pub value: u64,
 }
 
-struct Slot {
-    seq: AtomicU64,
+/// A slot's record, as atomics (seq_ring.rs).
+struct Body {
     kind: AtomicU64,
     time: AtomicU64,
     value: AtomicU64,
 }
 
 pub struct EventRing {
-    slots: Box<[Slot]>,
-    mask: u64,
-    /// Next position a producer claims.
-    tail: AtomicU64,
-    /// Next position the consumer reads (only the consumer writes it).
-    head: AtomicU64,
+    ring: SeqRing<Body>,
     dropped: [AtomicU64; KINDS],
 }
 
@@ -64,96 +55,53 @@ impl EventRing {
     /// A ring of `capacity` records, rounded up to a power of two (at least 2). All memory is taken
     /// here, once.
     pub fn new(capacity: usize) -> EventRing {
-        let n = capacity.max(2).next_power_of_two();
         EventRing {
-            slots: (0..n as u64)
-                .map(|i| Slot {
-                    seq: AtomicU64::new(i),
-                    kind: AtomicU64::new(0),
-                    time: AtomicU64::new(0),
-                    value: AtomicU64::new(0),
-                })
-                .collect(),
-            mask: n as u64 - 1,
-            tail: AtomicU64::new(0),
-            head: AtomicU64::new(0),
+            ring: SeqRing::new(capacity, || Body {
+                kind: AtomicU64::new(0),
+                time: AtomicU64::new(0),
+                value: AtomicU64::new(0),
+            }),
             dropped: Default::default(),
         }
     }
 
     pub fn capacity(&self) -> usize {
-        self.slots.len()
+        self.ring.capacity()
     }
 
-    /// Records an event, or counts it as dropped when the ring is full. Never allocates, locks or waits
-    /// (a failed CAS only means another producer took the slot first; the retry looks at the next one).
+    /// Records an event, or counts it as dropped when the ring is full. Never allocates, locks or waits.
     pub fn push(&self, r: Record) -> bool {
-        let mut pos = self.tail.load(Ordering::Relaxed);
-        loop {
-            let slot = &self.slots[(pos & self.mask) as usize];
-            let seq = slot.seq.load(Ordering::Acquire);
-            if seq == pos {
-                match self.tail.compare_exchange_weak(
-                    pos,
-                    pos + 1,
-                    Ordering::Relaxed,
-                    Ordering::Relaxed,
-                ) {
-                    Ok(_) => {
-                        slot.kind.store(r.kind as u64, Ordering::Relaxed);
-                        slot.time.store(r.time, Ordering::Relaxed);
-                        slot.value.store(r.value, Ordering::Relaxed);
-                        // Publishes the fields above to the consumer's Acquire load of `seq`.
-                        slot.seq.store(pos + 1, Ordering::Release);
-                        return true;
-                    }
-                    Err(now) => pos = now,
-                }
-            } else if seq < pos {
-                // The slot still holds the record of the previous lap: full.
-                self.dropped[r.kind as usize].fetch_add(1, Ordering::Relaxed);
-                return false;
-            } else {
-                // Another producer claimed `pos` already.
-                pos = self.tail.load(Ordering::Relaxed);
-            }
+        let pushed = self.ring.push(|b| {
+            b.kind.store(r.kind as u64, Ordering::Relaxed);
+            b.time.store(r.time, Ordering::Relaxed);
+            b.value.store(r.value, Ordering::Relaxed);
+        });
+        if !pushed {
+            self.dropped[r.kind as usize].fetch_add(1, Ordering::Relaxed);
         }
+        pushed
     }
 
     /// Hands every published record to `f`, oldest first, and frees their slots. Stops at the first slot
     /// claimed but not yet published. Callers must not drain concurrently.
     pub fn drain(&self, mut f: impl FnMut(Record)) -> usize {
-        let mut pos = self.head.load(Ordering::Relaxed);
-        let start = pos;
-        loop {
-            let slot = &self.slots[(pos & self.mask) as usize];
-            if slot.seq.load(Ordering::Acquire) != pos + 1 {
-                break;
-            }
-            let r = Record {
-                kind: Kind::from_u64(slot.kind.load(Ordering::Relaxed)),
-                time: slot.time.load(Ordering::Relaxed),
-                value: slot.value.load(Ordering::Relaxed),
-            };
-            // Frees the slot for the producer of the next lap, after the fields were read.
-            slot.seq.store(pos + self.mask + 1, Ordering::Release);
-            pos += 1;
-            f(r);
-        }
-        self.head.store(pos, Ordering::Relaxed);
-        (pos - start) as usize
+        self.ring.drain(|b| {
+            f(Record {
+                kind: Kind::from_u64(b.kind.load(Ordering::Relaxed)),
+                time: b.time.load(Ordering::Relaxed),
+                value: b.value.load(Ordering::Relaxed),
+            })
+        })
     }
 
     /// Whether a published or claimed record is waiting.
     pub fn is_empty(&self) -> bool {
-        self.tail.load(Ordering::Relaxed) == self.head.load(Ordering::Relaxed)
+        self.ring.is_empty()
     }
 
     /// Records waiting (claimed ones included), for deciding when to wake the consumer.
     pub fn len(&self) -> usize {
-        self.tail
-            .load(Ordering::Relaxed)
-            .saturating_sub(self.head.load(Ordering::Relaxed)) as usize
+        self.ring.len()
     }
 
     /// Records of `kind` dropped because the ring was full.
@@ -165,7 +113,6 @@ impl EventRing {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use std::sync::Arc;
 
     fn rec(kind: Kind, value: u64) -> Record {
         Record {
@@ -205,18 +152,8 @@ mod tests {
 
     #[test]
     fn concurrent_producers_lose_nothing_uncounted() {
-        let ring = Arc::new(EventRing::new(64));
+        let ring = EventRing::new(64);
         let per_thread = 20_000u64;
-        let producers: Vec<_> = (0..4u64)
-            .map(|t| {
-                let ring = ring.clone();
-                std::thread::spawn(move || {
-                    for i in 0..per_thread {
-                        ring.push(rec(Kind::ObjectFree, t << 32 | i));
-                    }
-                })
-            })
-            .collect();
         // Each producer's records must come out in its own order, each once.
         let mut last = [None::<u64>; 4];
         let mut received = 0u64;
@@ -231,13 +168,16 @@ mod tests {
             last[t] = Some(i);
             received += 1;
         };
-        while producers.iter().any(|p| !p.is_finished()) {
-            ring.drain(&mut check);
-        }
-        for p in producers {
-            p.join().unwrap();
-        }
-        ring.drain(&mut check);
+        crate::seq_ring::hammer(
+            4,
+            per_thread as usize,
+            |t, i| {
+                ring.push(rec(Kind::ObjectFree, (t as u64) << 32 | i as u64));
+            },
+            || {
+                ring.drain(&mut check);
+            },
+        );
         assert_eq!(
             received + ring.dropped(Kind::ObjectFree),
             4 * per_thread,

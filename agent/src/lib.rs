@@ -36,7 +36,10 @@ pub mod natives;
 pub mod object_free;
 pub mod options;
 pub mod report;
+pub mod sample_ring;
 pub mod sampled_stacks;
+pub mod sampler;
+pub mod seq_ring;
 pub mod stacks;
 pub mod state;
 pub mod switches;
@@ -212,6 +215,7 @@ pub fn load_in(vm: JavaVm, options: &str, phase: Phase) -> Result<switches::RunT
         _ => caps,
     };
     let caps = threads::add_capabilities(rules.threads(), &potential, caps)?;
+    let caps = sampler::add_capabilities(&rules, &potential, caps)?;
     if jvmti.add_capabilities(&caps) != jvmti::ERROR_NONE {
         return Err("AddCapabilities failed".into());
     }
@@ -261,6 +265,7 @@ pub fn load_in(vm: JavaVm, options: &str, phase: Phase) -> Result<switches::RunT
     };
     if let Some(a) = agent() {
         threads::install(jvmti, &a.rules, &caps, &mut handlers);
+        sampler::install(jvmti, &a.rules, settings.sample_threads, &mut handlers)?;
     }
     ffi::events::install(jvmti, handlers)?;
     if live_sampling.is_some()
@@ -304,6 +309,7 @@ pub fn load_in(vm: JavaVm, options: &str, phase: Phase) -> Result<switches::RunT
         }
     }
     threads::enable_events(jvmti)?;
+    sampler::enable_events(jvmti)?;
     Ok(run_time)
 }
 

@@ -33,6 +33,14 @@ OPTIONS is either a rules file (rules/*.yaml) or comma-separated key=value pairs
                 timed (a shadow frame like every other method: complete, slower)
   clock=KIND    wall clock of calls=times: tick (default: a 100 us clock read with one load) or exact
                 (System.nanoTime at every entry and exit: exact, much slower)
+  cpu=INTERVAL  sample the stacks of running threads every INTERVAL of their CPU time (e.g. 1ms, 10ms;
+                AsyncGetCallTrace from a per-thread CPU timer's SIGPROF); without rules= nothing else
+                is probed and no class is rewritten; with a rules file's methods probe the method rows
+                get sampled times beside the exact counts. Samples are appended to PREFIX.samples as
+                the program runs (instr report PREFIX.samples reads it)
+  wall=INTERVAL also sample every thread, running or not, every INTERVAL of wall time
+  engine=NAME   agct (default) or jvmti (GetAllStackTraces at safepoints: biased; for comparison)
+  sample-threads=on  PREFIX.cpu.collapsed and PREFIX.wall.collapsed start each stack with its thread
   heapdump=WHEN binary HPROF heap dump to PREFIX.hprof: off (default), demand (on each SIGQUIT or
                 jcmd PID JVMTI.data_dump), exit (at VM exit) or both
   start=WHEN    on (default): the rules' probes count from the start; off: loaded with every probe
@@ -47,6 +55,8 @@ PREFIX.threads.txt (THREADS and MONITOR TIME) and PREFIX.threads.json (schema in
 /// The built-in rules when none are given: those of rules/default.yaml.
 const DEFAULT_RULES: &str = include_str!("../../rules/default.yaml");
 
+// Parsed once, at load: the size of the variant costs nothing.
+#[allow(clippy::large_enum_variant)]
 #[derive(Debug)]
 // Made once per load and matched at once: the size of `Run` costs nothing.
 #[allow(clippy::large_enum_variant)]
@@ -77,6 +87,8 @@ pub struct Settings {
     /// `start=`/`control=`: whether the probes count from the start, and whether `instr ctl` can reach
     /// the agent.
     pub run_time: crate::switches::RunTime,
+    /// `sample-threads=on`: the sampled collapsed stacks start with their thread.
+    pub sample_threads: bool,
 }
 
 /// Parses the option string. `Err` is the one-line message the agent prints before refusing to start:
@@ -114,6 +126,8 @@ fn parse_options(options: &str) -> Result<Parsed, String> {
     let mut timed_leaves = false;
     let mut heap_dump = crate::heap_dump::Mode::Off;
     let mut run_time = crate::switches::RunTime::default();
+    let mut sampling: Vec<(&str, &str)> = Vec::new();
+    let mut sample_threads = false;
     for pair in options.split(',') {
         let (key, value) = pair.split_once('=').ok_or_else(|| {
             format!("option '{pair}' is not key=value (see -agentpath:libinstr.so=help)")
@@ -171,16 +185,26 @@ fn parse_options(options: &str) -> Result<Parsed, String> {
             }
             "heapdump" => heap_dump = crate::heap_dump::Mode::parse(value)?,
             k @ ("start" | "control") => run_time.set(k, value)?,
+            k @ ("cpu" | "wall" | "engine") => sampling.push((k, value)),
+            "sample-threads" => {
+                sample_threads = match value {
+                    "on" => true,
+                    "off" => false,
+                    _ => return Err(format!("sample-threads={value}: expected on or off")),
+                }
+            }
             "help" => return Ok(Parsed::Help),
             other => {
                 return Err(format!(
-                    "unknown option '{other}' (known: rules, file, depth, live, stacks, calls, leaves, clock, threads, monitors, deadlocks, trace, trace-allocs, trace-ring, heapdump, start, control, help)"
+                    "unknown option '{other}' (known: rules, file, depth, live, stacks, calls, leaves, clock, threads, monitors, deadlocks, trace, trace-allocs, trace-ring, cpu, wall, engine, sample-threads, heapdump, start, control, help)"
                 ))
             }
         }
     }
     let mut r = match rules {
         Some(path) => load(&path)?,
+        // Sampling alone rewrites no class (so CDS stays on): no built-in allocation probes with it.
+        None if !sampling.is_empty() => Rules::empty(),
         None => built_in()?,
     };
     if let Some((key, f)) = file {
@@ -195,6 +219,12 @@ fn parse_options(options: &str) -> Result<Parsed, String> {
         None => {}
     }
     crate::threads::apply_options(&mut r, &thread_options)?;
+    crate::sampler::apply_options(&mut r, &sampling)?;
+    if call_times && r.sampling().enabled() {
+        return Err(
+            "calls=times and sampling (cpu=/wall=) both measure time; with sampling use calls=counts".into(),
+        );
+    }
     if stack_sample_bytes > 0 && r.depth() < 2 {
         return Err(format!(
             "stacks= samples the frames beyond the allocating one; it needs depth >= 2 (depth is {})",
@@ -219,6 +249,7 @@ fn parse_options(options: &str) -> Result<Parsed, String> {
         Parsed::Run(s) => Parsed::Run(Settings {
             heap_dump,
             run_time,
+            sample_threads,
             ..s
         }),
         help => help,
@@ -290,6 +321,7 @@ fn settings(rules: Rules, calls: CallMode, stack_sample_bytes: u32) -> Result<Pa
         timed_leaves: calls.timed_leaves,
         heap_dump: Default::default(),
         run_time: Default::default(),
+        sample_threads: false,
     }))
 }
 
@@ -361,6 +393,33 @@ mod tests {
         assert!(parse("/no/such/rules.yaml")
             .unwrap_err()
             .contains("/no/such/rules.yaml"));
+    }
+
+    #[test]
+    fn sampling_options() {
+        let Ok(Parsed::Run(s)) = parse("cpu=1ms,wall=250us,sample-threads=on") else {
+            panic!()
+        };
+        let r = *s.rules.sampling();
+        assert_eq!((r.cpu_ns, r.wall_ns), (1_000_000, 250_000));
+        assert!(s.sample_threads);
+        assert!(
+            !s.rules.objects() && !s.rules.methods(),
+            "sampling alone probes nothing"
+        );
+        assert!(matches!(parse("cpu=10ms,engine=jvmti"), Ok(Parsed::Run(s))
+            if s.rules.sampling().engine == instr_rules::SamplingEngine::Jvmti));
+        for (bad, says) in [
+            ("cpu=1", "cpu=1"),
+            ("cpu=5us", "cpu=5us"),
+            ("wall=2min", "wall=2min"),
+            ("cpu=1ms,engine=perf", "engine=perf"),
+            ("engine=agct", "give cpu=INTERVAL"),
+            ("cpu=1ms,calls=times", "calls=times"),
+            ("sample-threads=yes", "sample-threads=yes"),
+        ] {
+            assert!(parse(bad).unwrap_err().contains(says), "{bad}");
+        }
     }
 
     #[test]

@@ -463,11 +463,15 @@ pub fn render_all(
         When::AtExit => crate::monitor_report::at_exit(),
         When::OnDemand => crate::threads::section_now(jni),
     };
+    // The sampler's section, and its times merged into the method rows beside the exact counts.
+    profile.samples = crate::sampler::section();
+    instr_profile::samples::merge_into_methods(&mut profile);
     let mut files: Vec<(String, Vec<u8>)> =
         render::files::agent_files(&profile, &format!("instr: pid {pid}"))
             .into_iter()
             .map(|(suffix, bytes)| (format!("{prefix}{suffix}"), bytes))
             .collect();
+    files.extend(crate::sampler::collapsed_files(&profile, &prefix));
     if calls.times {
         files.push((
             format!("{prefix}.cpu.collapsed"),

@@ -269,8 +269,12 @@ pub fn views<'p>(p: &'p Profile) -> Vec<FlameView> {
     );
     push("live_bytes", "Live bytes", "bytes", pick(&allocations, 3));
     push("calls", "Calls", "calls", pick(&calls, 0));
-    push("cpu", "CPU time", "nanoseconds", pick(&calls, 1));
-    push("wall", "Wall time", "nanoseconds", pick(&calls, 2));
+    // With the sampler on, CPU and wall time come from its samples (calls=times is refused then).
+    let sampled = crate::samples::views(p, false);
+    if sampled.is_empty() {
+        push("cpu", "CPU time", "nanoseconds", pick(&calls, 1));
+        push("wall", "Wall time", "nanoseconds", pick(&calls, 2));
+    }
     // Contended enters by the time they blocked (pprof's `delay`), and waits by the time waited, apart:
     // a wait is the program's choice, blocking its cost.
     push(
@@ -280,5 +284,11 @@ pub fn views<'p>(p: &'p Profile) -> Vec<FlameView> {
         pick(&contended, 0),
     );
     push("waits", "Monitor wait time", "nanoseconds", pick(&waits, 0));
+    // The sampled views (their own frame table) where the timed ones would be: before the monitors.
+    let at = out
+        .iter()
+        .position(|v| v.id == "monitors" || v.id == "waits")
+        .unwrap_or(out.len());
+    out.splice(at..at, sampled);
     out
 }

@@ -8,6 +8,8 @@
 //!   bytes allocated, live objects, calls, CPU and wall time); what the flame graphs, pprof and the
 //!   collapsed files are drawn from.
 //! - [`filter`]: a profile narrowed to packages, threads or its largest rows, before rendering.
+//! - [`samples`]: the sampler's section, merged into the method rows, its views and text section;
+//!   [`sample_log`]: the binary log the agent appends samples to as the program runs.
 //! - [`render`]: the hprof-style text report, collapsed stacks, the HTML flame graph, SVG, pprof, the
 //!   diff of two profiles, and every file the agent writes for a profile at once (`render::files`).
 
@@ -15,5 +17,7 @@ pub mod filter;
 pub mod flame;
 pub mod model;
 pub mod render;
+pub mod sample_log;
+pub mod samples;
 
 pub use model::{Profile, ProfileError};

@@ -42,6 +42,9 @@ pub struct Profile {
     /// Threads, monitor contention and waits, deadlocks: present when the thread profiler ran.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub threads: Option<Threads>,
+    /// The CPU and wall-clock sampler's stacks (`cpu=`, `wall=`; samples.rs).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub samples: Option<crate::samples::Samples>,
     #[serde(flatten)]
     pub rest: Map<String, Value>,
 }

@@ -206,7 +206,7 @@ fn yaml_hint(error: &YamlError) -> String {
             .to_owned(),
         _ => "see rules/README.md for the schema: probes, methods {include, exclude, bridges, \
               synthetic}, allocations {include, exclude, depth}, output, threads {monitors, deadlocks {watch_ms}, \
-              trace {file, allocations}}"
+              trace {file, allocations}}, sampling {cpu, wall, engine}"
             .to_owned(),
     }
 }

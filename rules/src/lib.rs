@@ -57,6 +57,80 @@ pub struct ThreadRules {
     pub trace_ring: u32,
 }
 
+/// How the sampler takes a thread's stack.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum SamplingEngine {
+    /// AsyncGetCallTrace from a SIGPROF handler on the sampled thread: no safepoint bias.
+    #[default]
+    Agct,
+    /// GetAllStackTraces from an agent thread: every sample is taken at a safepoint, so it is biased
+    /// towards the places that poll for one. For comparison only.
+    Jvmti,
+}
+
+impl SamplingEngine {
+    pub fn parse(value: &str) -> Result<SamplingEngine, String> {
+        match value {
+            "agct" => Ok(SamplingEngine::Agct),
+            "jvmti" => Ok(SamplingEngine::Jvmti),
+            _ => Err(format!("unknown engine `{value}` (known: agct, jvmti)")),
+        }
+    }
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            SamplingEngine::Agct => "agct",
+            SamplingEngine::Jvmti => "jvmti",
+        }
+    }
+}
+
+/// The `sampling` section: CPU and wall-clock sampling intervals in nanoseconds (0: off).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct SamplingRules {
+    pub cpu_ns: u64,
+    pub wall_ns: u64,
+    pub engine: SamplingEngine,
+}
+
+impl SamplingRules {
+    pub fn enabled(&self) -> bool {
+        self.cpu_ns > 0 || self.wall_ns > 0
+    }
+}
+
+/// The shortest sampling interval accepted: a signal every 10 us already costs more than it measures.
+pub const MIN_INTERVAL_NS: u64 = 10_000;
+/// The longest sampling interval accepted (one minute).
+pub const MAX_INTERVAL_NS: u64 = 60_000_000_000;
+/// What an interval looks like, for the one-line errors.
+pub const INTERVAL_HINT: &str =
+    "an interval is a whole number with a unit, ns, us, ms or s, from 10us to 60s, e.g. 1ms or 100us";
+
+/// `1ms`, `100us`, `2s`, `500000ns` -> nanoseconds, within [`MIN_INTERVAL_NS`]..=[`MAX_INTERVAL_NS`].
+pub fn parse_interval(value: &str) -> Result<u64, String> {
+    let v = value.trim();
+    let digits = v.len() - v.trim_start_matches(|c: char| c.is_ascii_digit()).len();
+    let (number, unit) = v.split_at(digits);
+    let scale = match unit {
+        "ns" => 1,
+        "us" => 1_000,
+        "ms" => 1_000_000,
+        "s" => 1_000_000_000,
+        _ => {
+            return Err(format!(
+                "`{value}` is not an interval with a unit (ns, us, ms, s)"
+            ))
+        }
+    };
+    number
+        .parse::<u64>()
+        .ok()
+        .and_then(|n| n.checked_mul(scale))
+        .filter(|ns| (MIN_INTERVAL_NS..=MAX_INTERVAL_NS).contains(ns))
+        .ok_or_else(|| format!("`{value}` is not an interval from 10us to 60s"))
+}
+
 /// Method access flags that the method filter looks at.
 pub const ACC_BRIDGE: u16 = 0x0040;
 pub const ACC_SYNTHETIC: u16 = 0x1000;
@@ -79,6 +153,7 @@ pub struct Rules {
     live_bytes: u32,
     output: String,
     threads: ThreadRules,
+    sampling: SamplingRules,
 }
 
 impl Rules {
@@ -168,6 +243,7 @@ impl Rules {
             live_bytes: 0,
             output: DEFAULT_OUTPUT.to_owned(),
             threads: ThreadRules::default(),
+            sampling: SamplingRules::default(),
         }
     }
 
@@ -227,6 +303,16 @@ impl Rules {
     /// The `threads` section (all off when the file has none).
     pub fn threads(&self) -> &ThreadRules {
         &self.threads
+    }
+
+    /// The `sampling` section (off when the file has none).
+    pub fn sampling(&self) -> &SamplingRules {
+        &self.sampling
+    }
+
+    /// Overrides the `sampling` section from the agent's inline options (already validated there).
+    pub fn set_sampling(&mut self, sampling: SamplingRules) {
+        self.sampling = sampling;
     }
 
     /// Overrides the `threads` section from the agent's inline options. A `watch_ms` out of range
@@ -424,5 +510,31 @@ impl Selection for Rules {
 
     fn methods(&self, class: &[u8], method: &[u8], descriptor: &[u8], access: u16) -> bool {
         self.methods && self.method_selected(class, method, descriptor, access)
+    }
+}
+
+#[cfg(test)]
+mod interval_tests {
+    use super::*;
+
+    #[test]
+    fn intervals_need_a_unit_and_a_range() {
+        assert_eq!(parse_interval("1ms"), Ok(1_000_000));
+        assert_eq!(parse_interval("100us"), Ok(100_000));
+        assert_eq!(parse_interval("2s"), Ok(2_000_000_000));
+        assert_eq!(parse_interval("50000ns"), Ok(50_000));
+        for bad in [
+            "",
+            "1",
+            "ms",
+            "-1ms",
+            "1.5ms",
+            "9us",
+            "61s",
+            "99999999999999999999s",
+            "1 ms",
+        ] {
+            assert!(parse_interval(bad).is_err(), "{bad}");
+        }
     }
 }

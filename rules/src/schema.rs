@@ -24,6 +24,21 @@ pub struct RulesFile {
     /// The thread and monitor profiler (off when absent).
     #[serde(default)]
     pub threads: Option<ThreadsSection>,
+    /// The CPU and wall-clock sampler (off when absent).
+    #[serde(default)]
+    pub sampling: Option<SamplingSection>,
+}
+
+/// `sampling:`: intervals such as `1ms`, `100us`; the engine (`agct` or `jvmti`).
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SamplingSection {
+    #[serde(default)]
+    pub cpu: Option<Spanned<String>>,
+    #[serde(default)]
+    pub wall: Option<Spanned<String>>,
+    #[serde(default)]
+    pub engine: Option<Spanned<String>>,
 }
 
 /// `threads:`: thread start/end, CPU time and on-demand monitor dumps whenever present; the rest opt-in.

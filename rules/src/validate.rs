@@ -7,10 +7,10 @@ use serde_saphyr::{Location, Spanned};
 use crate::error::RulesError;
 use crate::filter::Filter;
 use crate::pattern::{Pattern, PATTERN_SYNTAX};
-use crate::schema::{ProbeName, RulesFile, ThreadsSection};
+use crate::schema::{ProbeName, RulesFile, SamplingSection, ThreadsSection};
 use crate::{
-    Rules, ThreadRules, DEFAULT_DEPTH, DEFAULT_OUTPUT, DEFAULT_TRACE, MAX_DEPTH, MAX_PATH_BYTES,
-    MAX_WATCH_MS,
+    Rules, SamplingRules, ThreadRules, DEFAULT_DEPTH, DEFAULT_OUTPUT, DEFAULT_TRACE, MAX_DEPTH,
+    MAX_PATH_BYTES, MAX_WATCH_MS,
 };
 
 pub(crate) fn build(file: RulesFile, origin: &str) -> Result<Rules, RulesError> {
@@ -123,7 +123,43 @@ pub(crate) fn build(file: RulesFile, origin: &str) -> Result<Rules, RulesError> 
         rules.threads = threads_section(origin, threads)?;
     }
 
+    if let Some(sampling) = file.sampling {
+        rules.sampling = sampling_section(origin, sampling)?;
+    }
+
     Ok(rules)
+}
+
+fn sampling_section(origin: &str, section: SamplingSection) -> Result<SamplingRules, RulesError> {
+    let mut s = SamplingRules::default();
+    for (key, value, slot) in [
+        ("cpu", &section.cpu, &mut s.cpu_ns),
+        ("wall", &section.wall, &mut s.wall_ns),
+    ] {
+        if let Some(v) = value {
+            *slot = crate::parse_interval(&v.value).map_err(|problem| {
+                error_at(
+                    origin,
+                    v,
+                    format!("sampling.{key}: {problem}"),
+                    crate::INTERVAL_HINT.to_owned(),
+                )
+            })?;
+        }
+    }
+    if let Some(engine) = &section.engine {
+        s.engine = crate::SamplingEngine::parse(&engine.value).map_err(|problem| {
+            error_at(
+                origin,
+                engine,
+                format!("sampling.engine: {problem}"),
+                "`engine` is `agct` (AsyncGetCallTrace, the default) or `jvmti` (GetAllStackTraces, \
+                 safepoint-biased, for comparison)"
+                    .to_owned(),
+            )
+        })?;
+    }
+    Ok(s)
 }
 
 const LIVE_BYTES_HINT: &str =

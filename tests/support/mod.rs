@@ -213,6 +213,23 @@ pub fn once_per_key(table: &'static PerKey, key: &str, f: impl FnOnce() -> PathB
     cell.get_or_init(f).clone()
 }
 
+/// The programs of `test-classes/SUBDIR` compiled with `jdk` into target/SUBDIR-programs-<version>/, once
+/// per test binary and JDK.
+pub fn compiled_test_classes(jdk: &Jdk, subdir: &str) -> PathBuf {
+    static DONE: PerKey = OnceLock::new();
+    once_per_key(&DONE, &format!("{subdir}-{}", jdk.key()), || {
+        let out = target_dir().join(format!("{subdir}-programs-{}", jdk.key()));
+        let _ = fs::remove_dir_all(&out);
+        javac(
+            jdk,
+            &java_files(&workspace().join("test-classes").join(subdir)),
+            &out,
+            &[],
+        );
+        out
+    })
+}
+
 /// `jimage extract` of the JDK's runtime image into target/jdk-corpus/<version>/ (DIR/<module>/<pkg>/X.class).
 /// Cached across runs: a `.done` stamp marks a complete extraction, which is made in a temporary directory and
 /// renamed into place, so an interrupted run leaves nothing that looks complete.

@@ -26,6 +26,10 @@ pub struct Handlers {
     pub vm_death: Option<fn(Jni)>,
     pub class_file_load_hook: Option<ClassFileLoadHandler>,
     pub class_load: Option<fn(Jni, jthread, jclass)>,
+    pub class_prepare: Option<fn(Jni, jthread, jclass)>,
+    /// The handler gets nothing: the sampler enables the event only so that HotSpot records debug
+    /// information at every instruction, not only at safepoints (what AsyncGetCallTrace reads).
+    pub compiled_method_load: Option<fn()>,
     pub thread_start: Option<fn(Jni, jthread)>,
     pub thread_end: Option<fn(Jni, jthread)>,
     pub virtual_thread_start: Option<fn(Jni, jthread)>,
@@ -53,6 +57,8 @@ fn handlers() -> &'static Handlers {
         vm_death: None,
         class_file_load_hook: None,
         class_load: None,
+        class_prepare: None,
+        compiled_method_load: None,
         thread_start: None,
         thread_end: None,
         virtual_thread_start: None,
@@ -101,6 +107,16 @@ pub fn install(jvmti: Jvmti, h: Handlers) -> Result<(), String> {
         class_load,
         event::CLASS_LOAD,
         class_load as unsafe extern "system" fn(Env, *mut JNIEnv, jthread, jclass)
+    );
+    slot!(
+        class_prepare,
+        event::CLASS_PREPARE,
+        class_prepare as unsafe extern "system" fn(Env, *mut JNIEnv, jthread, jclass)
+    );
+    slot!(
+        compiled_method_load,
+        event::COMPILED_METHOD_LOAD,
+        compiled_method_load as CompiledMethodLoadFn
     );
     slot!(thread_start, event::THREAD_START, thread_start as Thread);
     slot!(thread_end, event::THREAD_END, thread_end as Thread);
@@ -262,6 +278,32 @@ unsafe extern "system" fn class_file_load_hook(
 }
 
 with_jni!(class_load, "ClassLoad", "the XML trace may miss classes", (thread: jthread, class: jclass));
+with_jni!(class_prepare, "ClassPrepare", "samples in this class's methods may be unresolved", (thread: jthread, class: jclass));
+
+type CompiledMethodLoadFn = unsafe extern "system" fn(
+    Env,
+    jni_sys::jmethodID,
+    jint,
+    *const c_void,
+    jint,
+    *const c_void,
+    *const c_void,
+);
+
+unsafe extern "system" fn compiled_method_load(
+    _: Env,
+    _method: jni_sys::jmethodID,
+    _code_size: jint,
+    _code: *const c_void,
+    _map_length: jint,
+    _map: *const c_void,
+    _compile_info: *const c_void,
+) {
+    const P: Policy = Policy::counted("CompiledMethodLoad");
+    guard(P, (), || {
+        handlers().compiled_method_load.map_or((), |h| h())
+    })
+}
 with_jni!(thread_start, "ThreadStart", "thread reports may be incomplete", (thread: jthread));
 with_jni!(thread_end, "ThreadEnd", "an ending thread's counts stay in its rows", (thread: jthread));
 with_jni!(virtual_thread_start, "VirtualThreadStart", "thread reports may be incomplete", (thread: jthread));

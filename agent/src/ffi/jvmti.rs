@@ -27,7 +27,9 @@ pub mod event {
     pub const THREAD_END: u32 = 53;
     pub const CLASS_FILE_LOAD_HOOK: u32 = 54;
     pub const CLASS_LOAD: u32 = 55;
+    pub const CLASS_PREPARE: u32 = 56;
     pub const VM_START: u32 = 57;
+    pub const COMPILED_METHOD_LOAD: u32 = 68;
     pub const DATA_DUMP_REQUEST: u32 = 71;
     pub const MONITOR_WAIT: u32 = 73;
     pub const MONITOR_WAITED: u32 = 74;
@@ -53,6 +55,7 @@ pub mod capability {
     pub const GET_CURRENT_THREAD_CPU_TIME: u32 = 22;
     pub const GET_THREAD_CPU_TIME: u32 = 23;
     pub const GENERATE_ALL_CLASS_HOOK_EVENTS: u32 = 26;
+    pub const GENERATE_COMPILED_METHOD_LOAD_EVENTS: u32 = 27;
     pub const GENERATE_MONITOR_EVENTS: u32 = 28;
     pub const GENERATE_VM_OBJECT_ALLOC_EVENTS: u32 = 29;
     pub const GENERATE_GARBAGE_COLLECTION_EVENTS: u32 = 31;
@@ -75,6 +78,7 @@ pub mod capability {
             GET_CURRENT_THREAD_CPU_TIME => "can_get_current_thread_cpu_time",
             GET_THREAD_CPU_TIME => "can_get_thread_cpu_time",
             GENERATE_ALL_CLASS_HOOK_EVENTS => "can_generate_all_class_hook_events",
+            GENERATE_COMPILED_METHOD_LOAD_EVENTS => "can_generate_compiled_method_load_events",
             GENERATE_MONITOR_EVENTS => "can_generate_monitor_events",
             GENERATE_VM_OBJECT_ALLOC_EVENTS => "can_generate_vm_object_alloc_events",
             GENERATE_GARBAGE_COLLECTION_EVENTS => "can_generate_garbage_collection_events",

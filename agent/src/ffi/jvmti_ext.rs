@@ -413,6 +413,22 @@ impl Jvmti {
         self.take_array(e, classes, count)
     }
 
+    /// The methods of a prepared class; asking is what makes HotSpot create their jmethodIDs, which
+    /// AsyncGetCallTrace can only report for methods that have one. None on error (class not prepared).
+    pub fn class_methods(&self, class: jclass) -> Option<Vec<jni_sys::jmethodID>> {
+        let mut count: jint = 0;
+        let mut methods: *mut jni_sys::jmethodID = ptr::null_mut();
+        let e = call!(
+            self,
+            52,
+            fn(jclass, *mut jint, *mut *mut jni_sys::jmethodID),
+            class,
+            &mut count,
+            &mut methods
+        );
+        (e == ERROR_NONE).then(|| self.take_array(e, methods, count))
+    }
+
     pub fn class_status(&self, class: jclass) -> jint {
         let mut status: jint = 0;
         call!(self, 49, fn(jclass, *mut jint), class, &mut status);
@@ -491,6 +507,17 @@ impl Jvmti {
     /// Every live platform thread with up to `max_frames` frames of its stack, from the top (one
     /// consistent snapshot: the VM takes them at one safepoint). Threads are local references.
     pub fn all_stack_traces(&self, max_frames: jint) -> Vec<(jthread, Vec<FrameInfo>)> {
+        self.all_stack_traces_and_states(max_frames)
+            .into_iter()
+            .map(|(t, _, f)| (t, f))
+            .collect()
+    }
+
+    /// As [`Jvmti::all_stack_traces`], with each thread's JVMTI state bits (`JVMTI_THREAD_STATE_*`).
+    pub fn all_stack_traces_and_states(
+        &self,
+        max_frames: jint,
+    ) -> Vec<(jthread, jint, Vec<FrameInfo>)> {
         let mut info: *mut RawStackInfo = ptr::null_mut();
         let mut count: jint = 0;
         let e = call!(
@@ -516,7 +543,7 @@ impl Jvmti {
                     unsafe { std::slice::from_raw_parts(s.frames, s.frame_count.max(0) as usize) }
                         .to_vec()
                 };
-                (s.thread, frames)
+                (s.thread, s.state, frames)
             })
             .collect();
         self.deallocate(info.cast());

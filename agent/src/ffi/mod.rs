@@ -10,7 +10,7 @@
 //!   wrappers and never dereferences them.
 //! - Every entry point runs its body through [`guard::guard`], with the policy of that entry point.
 //! - A callback that calls Java keeps the program's pending exception ([`Jni::keeping_pending_exception`]).
-//! - Signal handlers (the CPU sampler's, to come) may use the async-signal-safe subset only: no
+//! - Signal handlers (the sampler's SIGPROF handler, signals.rs) may use the async-signal-safe subset only: no
 //!   allocation, no lock, no JNI or JVMTI call but AsyncGetCallTrace, no `println!`, no guard that
 //!   prints (their policy is `Report::Counted`), only atomics and writes into memory allocated before
 //!   the signal was enabled.
@@ -29,6 +29,7 @@ pub mod jvmti_ext;
 pub mod libc;
 pub mod natives;
 pub mod retransform;
+pub mod signals;
 
 pub use jni::Jni;
 pub use jvmti::Jvmti;

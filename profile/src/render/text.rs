@@ -50,6 +50,7 @@ pub fn render(p: &Profile) -> String {
     let mut s = String::new();
     heap(&mut s, p);
     calls(&mut s, p);
+    crate::samples::text(&mut s, p);
     s
 }
 
@@ -216,6 +217,8 @@ fn calls(s: &mut String, p: &Profile) {
             .methods
             .iter()
             .filter(|m| !leaves_only || m.rest.get("timed") == Some(&Value::Bool(false)))
+            // Rows the sampler added for methods it saw but no probe counted (samples.rs).
+            .filter(|m| m.rest.get("probed") != Some(&Value::Bool(false)))
             .collect();
         if rows.is_empty() {
             return;

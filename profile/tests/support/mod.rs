@@ -149,6 +149,7 @@ pub fn sample() -> Profile {
         methods: Vec::new(),
         calls: Some(calls),
         threads: None,
+        samples: None,
         rest: Default::default(),
     }
 }
