@@ -58,8 +58,6 @@ const DEFAULT_RULES: &str = include_str!("../../rules/default.yaml");
 // Parsed once, at load: the size of the variant costs nothing.
 #[allow(clippy::large_enum_variant)]
 #[derive(Debug)]
-// Made once per load and matched at once: the size of `Run` costs nothing.
-#[allow(clippy::large_enum_variant)]
 pub enum Parsed {
     Run(Settings),
     Help,

@@ -471,7 +471,7 @@ pub fn render_all(
             .into_iter()
             .map(|(suffix, bytes)| (format!("{prefix}{suffix}"), bytes))
             .collect();
-    files.extend(crate::sampler::collapsed_files(&profile, &prefix));
+    files.extend(crate::sampler::collapsed_files(&profile, prefix));
     if calls.times {
         files.push((
             format!("{prefix}.cpu.collapsed"),
