@@ -445,3 +445,46 @@ fn sampling_alone_keeps_class_data_sharing() {
         assert!(json(&dir)["samples"]["cpu_samples"].as_u64().unwrap() > 0);
     }
 }
+
+#[test]
+fn kill_quit_writes_a_report_of_the_samples_so_far_with_sampling_alone() {
+    for jdk in all_jdks() {
+        let dir = scratch(&format!("sampling-quit-{}", jdk.key()));
+        let log = dir.join("out.samples");
+        let mut child = java_command(&jdk, &dir, "cpu=1ms", &[], "Attribution", &["20000"])
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap();
+        let start = Instant::now();
+        while fs::metadata(&log).map_or(0, |m| m.len()) < 20_000 {
+            assert!(start.elapsed() < HANG, "[{}] the log does not grow", jdk.version);
+            std::thread::sleep(Duration::from_millis(50));
+        }
+        // Sampling alone defines no HeapProxy; the on-demand report is written all the same.
+        let quit = Command::new("kill")
+            .args(["-QUIT", &child.id().to_string()])
+            .status()
+            .unwrap();
+        assert!(quit.success());
+        let report = dir.join("out.json");
+        while !report.exists() {
+            assert!(
+                start.elapsed() < HANG,
+                "[{}] no report after kill -QUIT",
+                jdk.version
+            );
+            std::thread::sleep(Duration::from_millis(50));
+        }
+        let running = child.try_wait().unwrap().is_none();
+        child.kill().unwrap();
+        child.wait().unwrap();
+        assert!(running, "[{}] the report came from the exit, not the request", jdk.version);
+        let report = json(&dir);
+        assert!(
+            report["samples"]["cpu_samples"].as_u64().unwrap() > 0,
+            "[{}] no samples in the on-demand report",
+            jdk.version
+        );
+    }
+}

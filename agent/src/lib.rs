@@ -510,13 +510,18 @@ fn data_dump_request() {
     deadlocks::data_dump_request();
     heap_dump::on_demand();
     let Some(a) = agent() else { return };
-    if !a.engaged.load(Ordering::Acquire) {
+    let proxy = if a.engaged.load(Ordering::Acquire) {
+        let Some(proxy) = *lock(&a.proxy) else { return };
+        proxy.0
+    } else if sampler::sampler().is_some() && lock(&a.proxy).is_none() {
+        // Sampling alone defines no HeapProxy: the report has its samples, and empty tables.
+        std::ptr::null_mut()
+    } else {
         return;
-    }
-    let Some(proxy) = *lock(&a.proxy) else { return };
+    };
     // Sent on the signal dispatcher or attach listener thread: Java threads, attached already.
     let Some(jni) = a.java_vm.jni() else { return };
-    report::write_all(a, jni, proxy.0, report::When::OnDemand);
+    report::write_all(a, jni, proxy, report::When::OnDemand);
 }
 
 /// ThreadEnd, on the ending thread: the thread profiler's record, then the thread's allocation rows.
