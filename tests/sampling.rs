@@ -458,7 +458,11 @@ fn kill_quit_writes_a_report_of_the_samples_so_far_with_sampling_alone() {
             .unwrap();
         let start = Instant::now();
         while fs::metadata(&log).map_or(0, |m| m.len()) < 20_000 {
-            assert!(start.elapsed() < HANG, "[{}] the log does not grow", jdk.version);
+            assert!(
+                start.elapsed() < HANG,
+                "[{}] the log does not grow",
+                jdk.version
+            );
             std::thread::sleep(Duration::from_millis(50));
         }
         // Sampling alone defines no HeapProxy; the on-demand report is written all the same.
@@ -479,7 +483,11 @@ fn kill_quit_writes_a_report_of_the_samples_so_far_with_sampling_alone() {
         let running = child.try_wait().unwrap().is_none();
         child.kill().unwrap();
         child.wait().unwrap();
-        assert!(running, "[{}] the report came from the exit, not the request", jdk.version);
+        assert!(
+            running,
+            "[{}] the report came from the exit, not the request",
+            jdk.version
+        );
         let report = json(&dir);
         assert!(
             report["samples"]["cpu_samples"].as_u64().unwrap() > 0,

@@ -406,8 +406,8 @@ pub fn engage(jni: Jni) {
                     a.rules.depth() as jint
                 },
             },
-            // Nothing counted (method probes only, or nothing selected): no 16 MB of empty tables in the
-            // application's heap, where they would change how the collector sizes it.
+            // Nothing counted (method probes only, or nothing selected): no megabyte of empty class tables
+            // in the application's heap, where they would change how the collector sizes it.
             jvalue {
                 i: if counting { CLASS_SLOTS } else { 1 },
             },
