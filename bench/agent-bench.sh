@@ -147,12 +147,8 @@ bench_jdk() {  # bench_jdk: one table, for the java on PATH
     esac
   done
 }
-if [ ${#HOMES[@]} -eq 0 ]; then
-  for j in /usr/lib/jvm/*/bin/javac; do
-    h=$(dirname "$(dirname "$(readlink -f "$j")")")
-    case " ${HOMES[*]-} " in *" $h "*) ;; *) HOMES+=("$h") ;; esac
-  done
-fi
+. bench/jdks.sh
+installed_jdks ${HOMES[@]+"${HOMES[@]}"}
 for home in "${HOMES[@]}"; do
   JDK_TAG=$(basename "$home") EXTRA_OPTS= PATH=$home/bin:$PATH JAVA_HOME=$home bench_jdk
   echo

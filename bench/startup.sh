@@ -17,13 +17,8 @@ N=10
 while getopts "n:" o; do case $o in n) N=$OPTARG;; *) exit 2;; esac; done
 shift $((OPTIND - 1))
 [ -f "$LIB" ] || { echo "missing $LIB: cargo build --release -p instr-agent" >&2; exit 2; }
-if [ $# -gt 0 ]; then HOMES=("$@"); else
-  HOMES=()
-  for j in /usr/lib/jvm/*/bin/javac; do
-    h=$(dirname "$(dirname "$(readlink -f "$j")")")
-    case " ${HOMES[*]-} " in *" $h "*) ;; *) HOMES+=("$h") ;; esac
-  done
-fi
+. bench/jdks.sh
+installed_jdks "$@"
 OUT=$(mktemp -d /tmp/instr-startup.XXXXXX)
 trap 'rm -rf "$OUT"' EXIT
 cat > "$OUT/Hello.java" <<'EOF'

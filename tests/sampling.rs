@@ -373,26 +373,33 @@ fn storm_of_threads_signals_and_unloaded_classes_ends_cleanly() {
     }
 }
 
+/// Attribution with `cpu=1ms` and reports in `dir`, once its sample log holds a good number of samples
+/// (the log is flushed every 20 ms).
+fn sampling_with_a_log(jdk: &Jdk, dir: &Path) -> std::process::Child {
+    let child = java_command(jdk, dir, "cpu=1ms", &[], "Attribution", &["20000"])
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let log = dir.join("out.samples");
+    let start = Instant::now();
+    while fs::metadata(&log).map_or(0, |m| m.len()) < 20_000 {
+        assert!(
+            start.elapsed() < HANG,
+            "[{}] the log does not grow",
+            jdk.version
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    child
+}
+
 #[test]
 fn kill_9_leaves_a_log_that_instr_report_reads() {
     for jdk in all_jdks() {
         let dir = scratch(&format!("sampling-kill-{}", jdk.key()));
         let log = dir.join("out.samples");
-        let mut child = java_command(&jdk, &dir, "cpu=1ms", &[], "Attribution", &["20000"])
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .spawn()
-            .unwrap();
-        // Until the log holds a good number of samples (it is flushed every 20 ms).
-        let start = Instant::now();
-        while fs::metadata(&log).map_or(0, |m| m.len()) < 20_000 {
-            assert!(
-                start.elapsed() < HANG,
-                "[{}] the log does not grow",
-                jdk.version
-            );
-            std::thread::sleep(Duration::from_millis(50));
-        }
+        let mut child = sampling_with_a_log(&jdk, &dir);
         child.kill().unwrap();
         child.wait().unwrap();
         assert!(
@@ -450,21 +457,8 @@ fn sampling_alone_keeps_class_data_sharing() {
 fn kill_quit_writes_a_report_of_the_samples_so_far_with_sampling_alone() {
     for jdk in all_jdks() {
         let dir = scratch(&format!("sampling-quit-{}", jdk.key()));
-        let log = dir.join("out.samples");
-        let mut child = java_command(&jdk, &dir, "cpu=1ms", &[], "Attribution", &["20000"])
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .spawn()
-            .unwrap();
+        let mut child = sampling_with_a_log(&jdk, &dir);
         let start = Instant::now();
-        while fs::metadata(&log).map_or(0, |m| m.len()) < 20_000 {
-            assert!(
-                start.elapsed() < HANG,
-                "[{}] the log does not grow",
-                jdk.version
-            );
-            std::thread::sleep(Duration::from_millis(50));
-        }
         // Sampling alone defines no HeapProxy; the on-demand report is written all the same.
         let quit = Command::new("kill")
             .args(["-QUIT", &child.id().to_string()])

@@ -12,13 +12,8 @@ N=${1:-5}; shift || true
 LIB=${INSTR_LIB:-$ROOT/target/release/libinstr.so}
 OUT=${TMPDIR:-/tmp}/instr-alloc; mkdir -p "$OUT"
 HEAP="-Xms1g -Xmx1g -XX:+AlwaysPreTouch"
-if [ $# -gt 0 ]; then HOMES=("$@"); else
-  HOMES=()
-  for j in /usr/lib/jvm/*/bin/javac; do
-    h=$(dirname "$(dirname "$(readlink -f "$j")")")
-    case " ${HOMES[*]-} " in *" $h "*) ;; *) HOMES+=("$h") ;; esac
-  done
-fi
+. bench/jdks.sh
+installed_jdks "$@"
 opts() {
   case $1 in
     none) ;;
