@@ -383,7 +383,7 @@ fn storm_of_threads_signals_and_unloaded_classes_ends_cleanly() {
 }
 
 /// Attribution with `cpu=1ms` and reports in `dir`, once its sample log holds a good number of samples
-/// (the log is flushed every 20 ms).
+/// (the log is flushed at every drain, every 100 ms).
 fn sampling_with_a_log(jdk: &Jdk, dir: &Path) -> std::process::Child {
     let child = java_command(jdk, dir, "cpu=1ms", &[], "Attribution", &["20000"])
         .stdout(Stdio::null())
