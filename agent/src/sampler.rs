@@ -120,8 +120,11 @@ struct Drain {
     batch: HashMap<(Kind, u32, u32), u32, BuildFastHash>,
     unknown_frames: u64,
     /// The loss counters last written: an unchanged record is not written again.
-    counters: Option<(u64, u64, Vec<(i32, u64)>)>,
+    counters: Option<LossCounters>,
 }
+
+/// Dropped samples, unknown frames, failed walks by code: what a Counters record holds.
+type LossCounters = (u64, u64, Vec<(i32, u64)>);
 
 struct Resolved {
     id: u32,
@@ -651,7 +654,7 @@ impl Drain {
                 count,
             });
         }
-        let counters = (s.ring.dropped(), self.unknown_frames, s.failures());
+        let counters: LossCounters = (s.ring.dropped(), self.unknown_frames, s.failures());
         if self.counters.as_ref() != Some(&counters) {
             self.emit(Record::Counters {
                 dropped: counters.0,
