@@ -26,6 +26,9 @@
 #   timesall  calls=times,leaves=timed: leaf methods timed like the others
 #   cpu10   the sampler alone, cpu=10ms (AsyncGetCallTrace from per-thread CPU timers; no class rewritten)
 #   cpu1    the sampler alone, cpu=1ms
+#   cpu10p  cpu=10ms,debug-non-safepoints=on (exact frames in compiled code: HotSpot keeps debug
+#           information at every instruction)
+#   cpu1p   cpu=1ms,debug-non-safepoints=on
 #   callscpu  calls=counts on the workload's own packages plus cpu=1ms (sampled times beside exact counts)
 #   jfrexec no agent; JFR's execution sampler alone at 1 ms (bench/jfr-exec-1ms.jfc)
 #   jfrcpu  no agent; JFR's CPU-time sampler (JEP 509, JDK 25 only) alone at 1 ms (bench/jfr-cputime-1ms.jfc)
@@ -78,6 +81,8 @@ opts() {  # opts MODE WORKLOAD RUN
     live1)  echo "-agentpath:$LIB=rules=$ROOT/rules/default.yaml,file=$OUT/r-%p,depth=1,live=100" ;;
     cpu10)  echo "-agentpath:$LIB=cpu=10ms,file=$OUT/r-%p" ;;
     cpu1)   echo "-agentpath:$LIB=cpu=1ms,file=$OUT/r-%p" ;;
+    cpu10p) echo "-agentpath:$LIB=cpu=10ms,debug-non-safepoints=on,file=$OUT/r-%p" ;;
+    cpu1p)  echo "-agentpath:$LIB=cpu=1ms,debug-non-safepoints=on,file=$OUT/r-%p" ;;
     callscpu) echo "-agentpath:$LIB=rules=$(calls_rules "$2"),file=$OUT/c-$2-$1-$3,calls=counts,cpu=1ms" ;;
     jfrexec) echo "-XX:StartFlightRecording=filename=$OUT/r.jfr,settings=$ROOT/bench/jfr-exec-1ms.jfc" ;;
     jfrcpu) echo "-XX:StartFlightRecording=filename=$OUT/r.jfr,settings=$ROOT/bench/jfr-cputime-1ms.jfc" ;;

@@ -40,6 +40,11 @@ OPTIONS is either a rules file (rules/*.yaml) or comma-separated key=value pairs
                 the program runs (instr report PREFIX.samples reads it)
   wall=INTERVAL also sample every thread, running or not, every INTERVAL of wall time
   engine=NAME   agct (default) or jvmti (GetAllStackTraces at safepoints: biased; for comparison)
+  debug-non-safepoints=on  exact leaf frames and lines in compiled code (CompiledMethodLoad on, so
+                HotSpot keeps debug information at every instruction: compiles cost a few percent
+                more). Default off: a sample in compiled code is credited to the next call or
+                safepoint poll of that code, so self time can move between a method and the
+                methods inlined into it; the frames above are the same either way
   sample-threads=on  PREFIX.cpu.collapsed and PREFIX.wall.collapsed start each stack with its thread
   heapdump=WHEN binary HPROF heap dump to PREFIX.hprof: off (default), demand (on each SIGQUIT or
                 jcmd PID JVMTI.data_dump), exit (at VM exit) or both
@@ -183,7 +188,7 @@ fn parse_options(options: &str) -> Result<Parsed, String> {
             }
             "heapdump" => heap_dump = crate::heap_dump::Mode::parse(value)?,
             k @ ("start" | "control") => run_time.set(k, value)?,
-            k @ ("cpu" | "wall" | "engine") => sampling.push((k, value)),
+            k @ ("cpu" | "wall" | "engine" | "debug-non-safepoints") => sampling.push((k, value)),
             "sample-threads" => {
                 sample_threads = match value {
                     "on" => true,
@@ -194,7 +199,7 @@ fn parse_options(options: &str) -> Result<Parsed, String> {
             "help" => return Ok(Parsed::Help),
             other => {
                 return Err(format!(
-                    "unknown option '{other}' (known: rules, file, depth, live, stacks, calls, leaves, clock, threads, monitors, deadlocks, trace, trace-allocs, trace-ring, cpu, wall, engine, sample-threads, heapdump, start, control, help)"
+                    "unknown option '{other}' (known: rules, file, depth, live, stacks, calls, leaves, clock, threads, monitors, deadlocks, trace, trace-allocs, trace-ring, cpu, wall, engine, debug-non-safepoints, sample-threads, heapdump, start, control, help)"
                 ))
             }
         }
@@ -407,12 +412,18 @@ mod tests {
         );
         assert!(matches!(parse("cpu=10ms,engine=jvmti"), Ok(Parsed::Run(s))
             if s.rules.sampling().engine == instr_rules::SamplingEngine::Jvmti));
+        assert!(matches!(parse("cpu=10ms,debug-non-safepoints=on"), Ok(Parsed::Run(s))
+            if s.rules.sampling().debug_non_safepoints));
+        assert!(matches!(parse("cpu=10ms"), Ok(Parsed::Run(s))
+            if !s.rules.sampling().debug_non_safepoints));
         for (bad, says) in [
             ("cpu=1", "cpu=1"),
             ("cpu=5us", "cpu=5us"),
             ("wall=2min", "wall=2min"),
             ("cpu=1ms,engine=perf", "engine=perf"),
             ("engine=agct", "give cpu=INTERVAL"),
+            ("debug-non-safepoints=on", "debug-non-safepoints= says how to sample"),
+            ("cpu=1ms,debug-non-safepoints=1", "debug-non-safepoints=1"),
             ("cpu=1ms,calls=times", "calls=times"),
             ("sample-threads=yes", "sample-threads=yes"),
         ] {

@@ -9,7 +9,8 @@
 //! 2. The handler (ffi/signals.rs) walks the stack with AsyncGetCallTrace, which needs no safepoint,
 //!    and [`on_signal`] copies the frames into the preallocated ring (sample_ring.rs), or counts the
 //!    failure by AsyncGetCallTrace's error code, or counts the drop when the ring is full.
-//! 3. The drain agent thread empties the ring every [`DRAIN_PERIOD`], resolves each jmethodID once
+//! 3. The drain agent thread empties the ring every [`DRAIN_PERIOD`] ([`BUSY_DRAIN_PERIOD`] while the
+//!    ring fills faster), resolves each jmethodID once
 //!    (class, name, descriptor, line table) and folds the samples into the same records it appends to
 //!    the sample log `PREFIX.samples` (profile/src/sample_log.rs), flushed at every drain.
 //! 4. At exit (or on demand) the report takes the folded samples as its `samples` section.
@@ -18,9 +19,14 @@
 //! otherwise), so that event is enabled too, with an empty handler unless the XML trace has one.
 //! It reports only methods that have a jmethodID, and HotSpot makes them lazily: every
 //! class's methods get theirs at ClassPrepare (GetClassMethods), and the classes already loaded at
-//! VMInit. The CompiledMethodLoad event is enabled (and ignored) because HotSpot then records debug
-//! information at every instruction of compiled code, not only at safepoints, which is what lets the
-//! walk name the method running between two polls.
+//! VMInit. With `debug-non-safepoints=on` the CompiledMethodLoad event is enabled (and ignored) because
+//! HotSpot then records debug information at every instruction of compiled code, not only at calls and
+//! safepoint polls, which is what lets the walk name the (inlined) method and line running between two
+//! of them. It is off by default: that recording made compiles dearer by a few percent of a
+//! compile-heavy program's CPU time, more than everything else the sampler does at 10 ms, and without it
+//! a sample in compiled code is credited to the next call or poll of the same compiled method, which
+//! moves self time between a method and the methods inlined into it but leaves the frames above alike
+//! (bench/README.md, "the sampler's fixed cost").
 //!
 //! A frame of a class unloaded before the drain resolved it gets JVMTI_ERROR_INVALID_METHODID (HotSpot
 //! keeps jmethodIDs valid but cleared) and is counted as an unknown frame, named `(unknown)`.
@@ -36,6 +42,7 @@ use std::time::Duration;
 
 use instr_profile::sample_log::{self, Aggregate, FrameType, Kind, LogFrame, Record};
 use instr_profile::samples::Samples;
+use instr_rewriter::pool_builder::BuildFastHash;
 use instr_rules::{Rules, SamplingEngine, SamplingRules};
 use jni_sys::{jclass, jmethodID};
 
@@ -48,11 +55,17 @@ use crate::report::java_name;
 use crate::sample_ring::{Sample, SampleRing};
 use crate::state::lock;
 
-/// Stacks the ring holds between two drains. At 1 ms on a few cores a drain finds tens; the storm test
-/// (16 threads at 100 us) overflows it, and the drops are counted.
+/// Stacks the ring holds between two drains. At 1 ms on a few cores a drain finds tens to hundreds;
+/// the storm test (16 threads at 100 us) overflows it, and the drops are counted.
 const RING_SLOTS: usize = 2048;
-/// How often the drain thread empties the ring and flushes the log.
-const DRAIN_PERIOD: Duration = Duration::from_millis(20);
+/// How often the drain thread empties the ring and flushes the log while the ring stays below a
+/// quarter full. Each drain has a cost of its own beyond its samples (a JNI frame, a write), which at
+/// a 10 ms interval was most of the drain's CPU time; resolving a method within this period of its
+/// sample is also what keeps frames of soon unloaded classes named.
+const DRAIN_PERIOD: Duration = Duration::from_millis(100);
+/// The period after a drain that found the ring more than a quarter full (many cores, a short
+/// interval), so that it does not overflow.
+const BUSY_DRAIN_PERIOD: Duration = Duration::from_millis(20);
 /// The most threads the wall sampler signals per round. With more threads, each round continues where
 /// the last stopped, so every thread is still sampled, once per ceil(threads / this) rounds: a program
 /// with thousands of threads costs at most this many signals per interval, not thousands.
@@ -95,19 +108,27 @@ struct Drain {
     log: Option<std::fs::File>,
     log_failed: bool,
     pending: Vec<u8>,
-    methods: HashMap<usize, Resolved>,
+    methods: HashMap<usize, Resolved, BuildFastHash>,
     next_method: u32,
     /// OS thread id -> the log's thread number (a new one for each thread start: ids are reused).
     threads: HashMap<i32, u32>,
     threads_by_name: HashMap<String, u32>,
     next_thread: u32,
-    stacks: HashMap<Vec<LogFrame>, u32>,
-    batch: HashMap<(Kind, u32, u32), u32>,
+    stacks: HashMap<Vec<LogFrame>, u32, BuildFastHash>,
+    /// The stack being built, reused from sample to sample.
+    stack: Vec<LogFrame>,
+    batch: HashMap<(Kind, u32, u32), u32, BuildFastHash>,
     unknown_frames: u64,
+    /// The loss counters last written: an unchanged record is not written again.
+    counters: Option<LossCounters>,
 }
+
+/// Dropped samples, unknown frames, failed walks by code: what a Counters record holds.
+type LossCounters = (u64, u64, Vec<(i32, u64)>);
 
 struct Resolved {
     id: u32,
+    /// Sorted by start_location.
     lines: Vec<LineNumberEntry>,
     /// The method could not be named (its class was unloaded).
     unknown: bool,
@@ -150,23 +171,44 @@ pub fn apply_options(rules: &mut Rules, options: &[(&str, &str)]) -> Result<(), 
                 s.engine =
                     SamplingEngine::parse(value).map_err(|e| format!("engine={value}: {e}"))?
             }
+            "debug-non-safepoints" => {
+                s.debug_non_safepoints = match value {
+                    "on" => true,
+                    "off" => false,
+                    _ => return Err(format!("debug-non-safepoints={value}: expected on or off")),
+                }
+            }
             _ => unreachable!("options.rs passes only these keys"),
         }
     }
     if !s.enabled() {
-        return Err("engine= chooses how to sample; give cpu=INTERVAL or wall=INTERVAL too".into());
+        let key = options[0].0;
+        return Err(format!(
+            "{key}= says how to sample; give cpu=INTERVAL or wall=INTERVAL too"
+        ));
     }
     rules.set_sampling(s);
     Ok(())
 }
 
-/// Adds what sampling needs to `caps`: line numbers (asked for anyway) and CompiledMethodLoad.
+/// Whether the sampler listens to CompiledMethodLoad: only for its effect on HotSpot, which records
+/// debug information at every instruction of compiled code while an agent does (unless the user set
+/// -XX:DebugNonSafepoints), so that AsyncGetCallTrace names the method and line a sample really hit
+/// in compiled code instead of those of the next call or safepoint poll. The events themselves carry
+/// nothing the sampler needs. GetAllStackTraces stops threads at safepoints, where that information
+/// exists anyway.
+fn wants_compiled_method_load(s: &SamplingRules) -> bool {
+    s.enabled() && s.engine == SamplingEngine::Agct && s.debug_non_safepoints
+}
+
+/// Adds what sampling needs to `caps`: line numbers (asked for anyway) and, with
+/// `debug-non-safepoints=on`, CompiledMethodLoad.
 pub fn add_capabilities(
     rules: &Rules,
     potential: &Capabilities,
     caps: Capabilities,
 ) -> Result<Capabilities, String> {
-    if !rules.sampling().enabled() {
+    if !wants_compiled_method_load(rules.sampling()) {
         return Ok(caps);
     }
     let bit = capability::GENERATE_COMPILED_METHOD_LOAD_EVENTS;
@@ -207,14 +249,16 @@ pub fn install(
             log: None,
             log_failed: false,
             pending: Vec::new(),
-            methods: HashMap::new(),
+            methods: HashMap::default(),
             next_method: 1,
             threads: HashMap::new(),
             threads_by_name: HashMap::new(),
             next_thread: 1,
-            stacks: HashMap::new(),
-            batch: HashMap::new(),
+            stacks: HashMap::default(),
+            stack: Vec::with_capacity(signals::MAX_FRAMES),
+            batch: HashMap::default(),
             unknown_frames: 0,
+            counters: None,
         }),
     });
     // The log first: threads the VM starts before VMInit are recorded into it too.
@@ -237,15 +281,18 @@ pub fn install(
     // AsyncGetCallTrace refuses to walk (ticks_no_class_load) unless some agent listens to ClassLoad.
     handlers.class_load = handlers.class_load.or(Some(class_load));
     handlers.class_prepare = Some(class_prepare);
-    handlers.compiled_method_load = Some(compiled_method_load);
+    if wants_compiled_method_load(&s) {
+        handlers.compiled_method_load = Some(compiled_method_load);
+    }
     Ok(())
 }
 
 /// Enables the sampler's events (after SetEventCallbacks).
 pub fn enable_events(jvmti: Jvmti) -> Result<(), String> {
-    if SAMPLER.get().is_none() {
+    let Some(s) = SAMPLER.get() else {
         return Ok(());
-    }
+    };
+    let precise = wants_compiled_method_load(&s.rules).then_some(event::COMPILED_METHOD_LOAD);
     for e in [
         event::VM_INIT,
         event::VM_DEATH,
@@ -253,8 +300,10 @@ pub fn enable_events(jvmti: Jvmti) -> Result<(), String> {
         event::THREAD_END,
         event::CLASS_LOAD,
         event::CLASS_PREPARE,
-        event::COMPILED_METHOD_LOAD,
-    ] {
+    ]
+    .into_iter()
+    .chain(precise)
+    {
         if jvmti.set_event(e, true) != ERROR_NONE {
             return Err(format!(
                 "cannot enable JVMTI event {e} (needed by the sampler)"
@@ -462,21 +511,28 @@ fn vm_death(jni: Jni) {
 
 fn drain_main(jni: Jni) {
     let Some(s) = sampler() else { return };
+    let mut period = DRAIN_PERIOD;
     while !s.stopping.load(Ordering::Acquire) {
-        std::thread::sleep(DRAIN_PERIOD);
-        drain_once(s, jni);
+        std::thread::sleep(period);
+        let drained = drain_once(s, jni);
+        period = if drained * 4 > RING_SLOTS {
+            BUSY_DRAIN_PERIOD
+        } else {
+            DRAIN_PERIOD
+        };
     }
 }
 
-/// Empties the ring into the fold and the log, and flushes the log.
-fn drain_once(s: &Sampler, jni: Jni) {
+/// Empties the ring into the fold and the log, and flushes the log; the number of samples drained.
+fn drain_once(s: &Sampler, jni: Jni) -> usize {
     if !jni.push_frame(64) {
-        return;
+        return 0;
     }
+    let drained;
     {
         let mut d = lock(&s.drain);
         let d = &mut *d;
-        s.ring.drain(|sample: &Sample| {
+        drained = s.ring.drain(|sample: &Sample| {
             let kind = match sample.trigger {
                 Trigger::Cpu => Kind::Cpu,
                 Trigger::Wall => Kind::Wall,
@@ -487,6 +543,7 @@ fn drain_once(s: &Sampler, jni: Jni) {
         d.end_batch(s);
     }
     jni.pop_frame();
+    drained
 }
 
 impl Drain {
@@ -535,6 +592,8 @@ impl Drain {
                 method: name,
                 descriptor,
             }));
+            let mut lines = lines;
+            lines.sort_unstable_by_key(|e| e.start_location);
             self.methods.insert(method, Resolved { id, lines, unknown });
         }
         &self.methods[&method]
@@ -550,7 +609,8 @@ impl Drain {
         weight: u32,
         frames: &[(usize, i32)],
     ) {
-        let mut stack = Vec::with_capacity(frames.len());
+        let mut stack = std::mem::take(&mut self.stack);
+        stack.clear();
         for &(method, bci) in frames {
             let r = self.method(s, jni, method);
             let (id, line, unknown) = (r.id, line_of(&r.lines, bci), r.unknown);
@@ -568,17 +628,18 @@ impl Drain {
             });
         }
         let next = self.stacks.len() as u32 + 1;
-        let stack_id = match self.stacks.get(&stack) {
+        let stack_id = match self.stacks.get(stack.as_slice()) {
             Some(&id) => id,
             None => {
                 self.stacks.insert(stack.clone(), next);
                 self.emit(Record::Stack {
                     id: next,
-                    frames: stack,
+                    frames: stack.clone(),
                 });
                 next
             }
         };
+        self.stack = stack;
         *self.batch.entry((kind, thread, stack_id)).or_default() += weight;
     }
 
@@ -593,25 +654,28 @@ impl Drain {
                 count,
             });
         }
-        self.emit(Record::Counters {
-            dropped: s.ring.dropped(),
-            unknown_frames: self.unknown_frames,
-            failed: s.failures(),
-        });
+        let counters: LossCounters = (s.ring.dropped(), self.unknown_frames, s.failures());
+        if self.counters.as_ref() != Some(&counters) {
+            self.emit(Record::Counters {
+                dropped: counters.0,
+                unknown_frames: counters.1,
+                failed: counters.2.clone(),
+            });
+            self.counters = Some(counters);
+        }
         self.flush();
     }
 }
 
-/// The source line of `bci` (-1 when unknown or native).
+/// The source line of `bci` (-1 when unknown or native), in `lines` sorted by start_location.
 fn line_of(lines: &[LineNumberEntry], bci: i32) -> i32 {
     if bci < 0 {
         return -1;
     }
-    lines
-        .iter()
-        .filter(|e| e.start_location <= i64::from(bci))
-        .max_by_key(|e| e.start_location)
-        .map_or(-1, |e| e.line_number)
+    match lines.partition_point(|e| e.start_location <= i64::from(bci)) {
+        0 => -1,
+        i => lines[i - 1].line_number,
+    }
 }
 
 fn wall_main(_jni: Jni) {
@@ -716,4 +780,24 @@ pub fn collapsed_files(p: &instr_profile::Profile, prefix: &str) -> Vec<(String,
         }
     }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn line_of_takes_the_last_entry_at_or_before_the_bci() {
+        let e = |start_location, line_number| LineNumberEntry {
+            start_location,
+            line_number,
+        };
+        let mut lines = vec![e(10, 7), e(0, 5), e(4, 6)];
+        lines.sort_unstable_by_key(|e| e.start_location);
+        assert_eq!(
+            [0, 3, 4, 9, 10, 99, NATIVE_BCI].map(|b| line_of(&lines, b)),
+            [5, 5, 6, 6, 7, 7, -1]
+        );
+        assert_eq!(line_of(&[e(2, 9)], 1), -1);
+    }
 }

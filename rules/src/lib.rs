@@ -91,6 +91,9 @@ pub struct SamplingRules {
     pub cpu_ns: u64,
     pub wall_ns: u64,
     pub engine: SamplingEngine,
+    /// `debug-non-safepoints=on`: listen to CompiledMethodLoad, which makes HotSpot keep debug
+    /// information at every instruction of compiled code (precise frames, dearer compiles).
+    pub debug_non_safepoints: bool,
 }
 
 impl SamplingRules {
