@@ -114,8 +114,8 @@ fn command_line(words: &[String]) -> Result<String, String> {
             let file = words.last_mut().expect("two words at least");
             *file = absolute(file)?;
         }
-        // start PROBE RULES.yaml, or start PROBE rules=RULES.yaml
-        Some("start") if words.len() == 3 => {
+        // start PROBE RULES.yaml, or start PROBE rules=RULES.yaml; live, monitors and cpu take no file
+        Some("start") if words.len() == 3 && !matches!(words[1].as_str(), "live" | "monitors" | "cpu") => {
             let setting = &mut words[2];
             if let Some(path) = setting.strip_prefix("rules=") {
                 *setting = format!("rules={}", absolute(path)?);
@@ -162,6 +162,14 @@ mod tests {
         );
         let start = command_line(&w(&["start", "methods", "rules=r.yaml"])).unwrap();
         assert!(start.starts_with("start methods rules=/"), "{start}");
+        assert_eq!(
+            command_line(&w(&["start", "live", "512k"])).unwrap(),
+            "start live 512k\n"
+        );
+        assert_eq!(
+            command_line(&w(&["start", "cpu", "1ms"])).unwrap(),
+            "start cpu 1ms\n"
+        );
         assert!(command_line(&w(&["start", &"x".repeat(MAX_LINE)]))
             .unwrap_err()
             .contains("at most 4096"));

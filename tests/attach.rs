@@ -675,3 +675,104 @@ fn thread_dumps_through_the_socket() {
         );
     }
 }
+
+/// The live objects and bytes of `class` in a report's class rows, if it has live figures.
+fn live_of_class(report: &Value, class: &str) -> Option<(u64, u64)> {
+    report["classes"]
+        .as_array()?
+        .iter()
+        .find(|c| c["class"] == class)
+        .and_then(|c| Some((c["live_instances"].as_u64()?, c["live_bytes"].as_u64()?)))
+}
+
+/// The "(before profiling)" site of `class`: its live objects and bytes, with its stack checked to be the
+/// one pseudo-frame.
+fn before_profiling(report: &Value, class: &str) -> Option<(u64, u64)> {
+    let site = report["sites"]
+        .as_array()?
+        .iter()
+        .find(|s| s["class"] == class && s["before_profiling"] == true)?;
+    let stack = site["stack"].as_array().unwrap();
+    assert_eq!(stack.len(), 1, "{site}");
+    let frame = &report["frames"][stack[0].as_u64().unwrap() as usize];
+    assert_eq!(frame["class"], "(before profiling)", "{frame}");
+    assert_eq!(site["count"], 0, "{site}");
+    Some((
+        site["live_instances"].as_u64().unwrap(),
+        site["live_bytes"].as_u64().unwrap(),
+    ))
+}
+
+/// `start live` in a JVM that kept 10,000 objects before the agent came: exactly those are reported under
+/// "(before profiling)", objects kept after the start are counted as they are allocated, letting 5,000 of
+/// the old ones go counts them down by exactly that, `stop live` takes every live figure away, and a
+/// second `start live` finds what is alive then.
+#[test]
+fn live_at_run_time_counts_the_objects_from_before_profiling() {
+    for jdk in jdks() {
+        let (classes, _) = compile(&jdk);
+        let dir = scratch(&format!("attach-live-{}", jdk.key()));
+        let rules = rules(&dir);
+        let mut jvm = Jvm::start(&jdk, &classes, &dir);
+        let v = jvm.what.clone();
+        let kept = "AttachLoop$Kept";
+        jvm.ask("keep 10000");
+        jvm.ask("run 100");
+        attach(&jvm, &format!("rules={},start=off", rules.display()));
+        let r0 = jvm.report(&dir.join("live0.json"));
+        assert_eq!(before_profiling(&r0, kept), None, "{v} live before start");
+        assert!(jvm.ctl(&["status"]).contains("live: off"), "{v}");
+
+        let said = jvm.ctl(&["start", "live"]);
+        assert!(said.contains("live on: "), "{v} {said}");
+        assert!(jvm.ctl(&["status"]).contains("live: on"), "{v}");
+        let r1 = jvm.report(&dir.join("live1.json"));
+        let (n, bytes) = before_profiling(&r1, kept).expect("a before-profiling site");
+        assert_eq!(n, 10_000, "{v} objects from before profiling");
+        assert!(bytes >= 16 * n && bytes % n == 0, "{v} {bytes} bytes");
+        let size = bytes / n;
+        assert_eq!(live_of_class(&r1, kept), Some((10_000, bytes)), "{v}");
+
+        // Allocated after the start: counted as they come, not as from before.
+        jvm.ask("keep 300");
+        let r2 = jvm.report(&dir.join("live2.json"));
+        assert_eq!(before_profiling(&r2, kept), Some((10_000, bytes)), "{v}");
+        assert_eq!(
+            live_of_class(&r2, kept),
+            Some((10_300, 10_300 * size)),
+            "{v}"
+        );
+
+        // The 5,000 oldest go: the before-profiling site counts them down, exactly.
+        jvm.ask("drop 5000");
+        let r3 = jvm.report(&dir.join("live3.json"));
+        assert_eq!(
+            before_profiling(&r3, kept),
+            Some((5_000, 5_000 * size)),
+            "{v}"
+        );
+        assert_eq!(live_of_class(&r3, kept), Some((5_300, 5_300 * size)), "{v}");
+
+        let said = jvm.ctl(&["stop", "live"]);
+        assert!(said.contains("live off"), "{v} {said}");
+        jvm.ask("keep 100");
+        let r4 = jvm.report(&dir.join("live4.json"));
+        assert_eq!(before_profiling(&r4, kept), None, "{v} after stop");
+        assert_eq!(live_of_class(&r4, kept), None, "{v} after stop");
+        assert!(jvm.ctl(&["status"]).contains("live: off"), "{v}");
+
+        // Started again: everything alive now is from before.
+        jvm.ctl(&["start", "live"]);
+        let r5 = jvm.report(&dir.join("live5.json"));
+        assert_eq!(
+            before_profiling(&r5, kept),
+            Some((5_400, 5_400 * size)),
+            "{v}"
+        );
+        let refused = ctl(jvm.pid, &["start", "live", "often"]);
+        assert_eq!(refused.status.code(), Some(1), "{v}");
+        assert!(text(&refused.stderr).contains("start live often"), "{v}");
+        let err = jvm.stderr_text();
+        assert!(!err.contains("failed"), "{v} {err}");
+    }
+}

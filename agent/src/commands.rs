@@ -16,6 +16,9 @@ commands:
                               absolute path (or rules=PATH), selects its classes, methods and sites instead
                               of the rules the agent loaded with
   stop alloc|methods          take it out again: the classes are their original bytes
+  start live                  live objects in the reports from now on, exactly, those already alive under
+                              (before profiling): a heap walk now and at each report, nothing per allocation
+  stop live                   no more live counts: ObjectFree off, every live tag removed
   dump [FORMAT] FILE          the report now: json, txt, collapsed, html, pprof, cpu or wall (.collapsed);
                               the format defaults to FILE's extension, else json; FILE is absolute
   reset                       zero every count
@@ -61,14 +64,24 @@ fn probe(name: &str) -> Result<Probe, String> {
     match name {
         "alloc" => Ok(Probe::Alloc),
         "methods" => Ok(Probe::Methods),
-        "live" => Err("live: live tracking is chosen when the agent loads (live=...); it follows the alloc probe".into()),
         "monitors" => Err("monitors: the monitor profiler is chosen when the agent loads (monitors=on)".into()),
         "cpu" => Err("cpu: the CPU and wall samplers are chosen when the agent loads (cpu=INTERVAL, wall=INTERVAL)".into()),
-        other => Err(format!("unknown probe '{other}' (alloc, methods)")),
+        other => Err(format!("unknown probe '{other}' (alloc, methods, live)")),
     }
 }
 
 fn switch(a: &Agent, jni: Jni, name: &str, settings: &[&str], on: bool) -> Result<String, String> {
+    match (name, on) {
+        ("live", true) if settings.is_empty() => return crate::live_switch::start(a, jni),
+        ("live", true) => {
+            return Err(format!(
+                "start live {}: takes no argument (live objects are counted exactly, from the heap)",
+                settings.join(" ")
+            ))
+        }
+        ("live", false) => return crate::live_switch::stop(a),
+        _ => {}
+    }
     let p = probe(name)?;
     let chosen = match settings {
         [] => None,
@@ -110,8 +123,13 @@ fn status(a: &Agent) -> String {
         (true, true) => "on",
         (true, false) => "off",
     };
+    let live = match (&a.live, crate::live_switch::is_on()) {
+        (Some(_), _) => "on from load".to_string(),
+        (None, true) => "on".to_string(),
+        (None, false) => "off".to_string(),
+    };
     format!(
-        "pid {}\nalloc: {}\nmethods: {}\nengaged: {}\nreports: {}.*\nsocket: {}",
+        "pid {}\nalloc: {}\nmethods: {}\nlive: {live}\nengaged: {}\nreports: {}.*\nsocket: {}",
         std::process::id(),
         probe_state(Probe::Alloc),
         probe_state(Probe::Methods),

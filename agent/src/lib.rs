@@ -29,6 +29,7 @@ pub mod heap_sampling;
 pub mod hook;
 pub mod hprof;
 pub mod live;
+pub mod live_switch;
 pub mod method_report;
 pub mod monitor_report;
 pub mod monitors;
@@ -85,7 +86,7 @@ static HEAP_PROXY_CALLS_CLASS: &[u8] = include_bytes!(concat!(
     "/heap-proxy/java/lang/HeapProxyCalls.class"
 ));
 
-const CLASS_SLOTS: jint = 1 << 16;
+pub(crate) const CLASS_SLOTS: jint = 1 << 16;
 const MAX_SITES: jint = 1 << 20;
 const MAX_METHODS: jint = 1 << 20;
 /// Per-thread allocation rows (HeapProxyAllocs): a thread uses the slot named by the low bits of its tid,

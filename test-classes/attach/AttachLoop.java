@@ -20,6 +20,10 @@ import java.util.concurrent.ConcurrentHashMap;
  *   capture     the bytes ClassFileLoadHook sees now for AttachLoop, AttachLoop$Item and java.lang.Object,
  *               as "class NAME SHA-256 LENGTH" (retransformed through AttachSpy's Instrumentation)
  *   control CMD instr.Control.command(CMD): what it returns, or "refused: MESSAGE"
+ *   keep N      N new Kept objects, held in a static list
+ *   drop N      the N oldest Kept objects let go, then System.gc()
+ *   contend N   two threads take one lock N times each while the other holds it: N contended enters or more
+ *   busy MS     a thread spins in Busy.spin for MS milliseconds
  */
 public class AttachLoop {
     static final class Item implements Cloneable {
@@ -45,6 +49,56 @@ public class AttachLoop {
                 o[0] = new StringBuilder().append(sink);
                 sink += o.length + o[0].hashCode();
             }
+        }
+    }
+
+    /** Objects whose number alive the test knows: those in KEPT. */
+    static final class Kept {
+        final long v;
+        Kept(long v) { this.v = v; }
+    }
+
+    static final List<Kept> KEPT = new ArrayList<>();
+
+    static final class Lock {}
+
+    /** Two threads hand one monitor back and forth, each holding it while the other arrives. */
+    static void contend(int n) throws InterruptedException {
+        Lock lock = new Lock();
+        java.util.concurrent.CountDownLatch holding = new java.util.concurrent.CountDownLatch(1);
+        Thread holder = new Thread(() -> {
+            for (int i = 0; i < n; i++) {
+                synchronized (lock) {
+                    holding.countDown();
+                    spinFor(2);
+                }
+                spinFor(1);
+            }
+        }, "contend-holder");
+        holder.start();
+        holding.await();
+        for (int i = 0; i < n; i++) {
+            synchronized (lock) {
+                sink += i;
+            }
+            spinFor(1);
+        }
+        holder.join();
+    }
+
+    static void spinFor(long millis) {
+        long end = System.nanoTime() + millis * 1_000_000L;
+        while (System.nanoTime() < end) sink++;
+    }
+
+    static final class Busy {
+        static void spin(long millis) {
+            long end = System.nanoTime() + millis * 1_000_000L;
+            long x = 1;
+            while (System.nanoTime() < end) {
+                for (int i = 0; i < 1000; i++) x = x * 31 + i;
+            }
+            sink += x;
         }
     }
 
@@ -106,6 +160,23 @@ public class AttachLoop {
                 case "clone": {
                     Item original = new Item(7);
                     for (int i = Integer.parseInt(w[1]); i > 0; i--) sink += original.copy().v;
+                    break;
+                }
+                case "keep":
+                    for (int i = Integer.parseInt(w[1]); i > 0; i--) KEPT.add(new Kept(i));
+                    break;
+                case "drop":
+                    KEPT.subList(0, Integer.parseInt(w[1])).clear();
+                    System.gc();
+                    break;
+                case "contend":
+                    contend(Integer.parseInt(w[1]));
+                    break;
+                case "busy": {
+                    long ms = Long.parseLong(w[1]);
+                    Thread t = new Thread(() -> Busy.spin(ms), "busy");
+                    t.start();
+                    t.join();
                     break;
                 }
                 case "capture":
