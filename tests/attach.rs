@@ -776,3 +776,62 @@ fn live_at_run_time_counts_the_objects_from_before_profiling() {
         assert!(!err.contains("failed"), "{v} {err}");
     }
 }
+
+/// Contended enters of `AttachLoop$Lock` in a report's monitor section.
+fn lock_contentions(report: &Value) -> u64 {
+    report["threads"]["monitors"]["contended"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter(|c| c["class"] == "AttachLoop$Lock")
+        .map(|c| c["count"].as_u64().unwrap())
+        .sum()
+}
+
+/// `start monitors` in an attached agent: the monitor profiler is set up with the live phase's
+/// capabilities, and exactly the contended enters made while it is on are counted; `stop monitors`
+/// disables the events, so contention after it adds nothing; start again counts on.
+#[test]
+fn monitors_start_and_stop_at_run_time() {
+    for jdk in jdks() {
+        let (classes, _) = compile(&jdk);
+        let dir = scratch(&format!("attach-monitors-{}", jdk.key()));
+        let rules = rules(&dir);
+        let mut jvm = Jvm::start(&jdk, &classes, &dir);
+        let v = jvm.what.clone();
+        jvm.ask("contend 20");
+        let said = attach(&jvm, &format!("rules={},start=off", rules.display()));
+        assert!(said.contains("monitors: off"), "{v} {said}");
+        jvm.ask("contend 20");
+        let r0 = jvm.report(&dir.join("mon0.json"));
+        assert_eq!(lock_contentions(&r0), 0, "{v} counted before start");
+
+        let said = jvm.ctl(&["start", "monitors"]);
+        assert!(said.contains("monitors on"), "{v} {said}");
+        assert!(jvm.ctl(&["status"]).contains("monitors: on"), "{v}");
+        jvm.ask("contend 50");
+        let r1 = jvm.report(&dir.join("mon1.json"));
+        assert_eq!(lock_contentions(&r1), 50, "{v} contended enters while on");
+
+        let said = jvm.ctl(&["stop", "monitors"]);
+        assert!(said.contains("monitors off"), "{v} {said}");
+        jvm.ask("contend 50");
+        let r2 = jvm.report(&dir.join("mon2.json"));
+        assert_eq!(lock_contentions(&r2), 50, "{v} counted after stop");
+        assert!(jvm.ctl(&["status"]).contains("monitors: off"), "{v}");
+
+        jvm.ctl(&["start", "monitors"]);
+        jvm.ask("contend 10");
+        let r3 = jvm.report(&dir.join("mon3.json"));
+        assert_eq!(lock_contentions(&r3), 60, "{v} after a second start");
+        // Monitor dumps need the start-up capabilities: refused with the reason, not answered empty.
+        let threads = ctl(jvm.pid, &["threads"]);
+        assert_eq!(threads.status.code(), Some(1), "{v}");
+        assert!(text(&threads.stderr).contains("at start-up"), "{v}");
+        // The same from the program, through instr.Control.
+        let said = jvm.ask("control stop monitors").join("\n");
+        assert!(said.contains("monitors off"), "{v} {said}");
+        let err = jvm.stderr_text();
+        assert!(!err.contains("failed"), "{v} {err}");
+    }
+}

@@ -19,6 +19,8 @@ commands:
   start live                  live objects in the reports from now on, exactly, those already alive under
                               (before profiling): a heap walk now and at each report, nothing per allocation
   stop live                   no more live counts: ObjectFree off, every live tag removed
+  start monitors              contended monitor enters and waits counted from now (MONITOR TIME)
+  stop monitors               the monitor events off; what was counted stays
   dump [FORMAT] FILE          the report now: json, txt, collapsed, html, pprof, cpu or wall (.collapsed);
                               the format defaults to FILE's extension, else json; FILE is absolute
   reset                       zero every count
@@ -64,9 +66,9 @@ fn probe(name: &str) -> Result<Probe, String> {
     match name {
         "alloc" => Ok(Probe::Alloc),
         "methods" => Ok(Probe::Methods),
-        "monitors" => Err("monitors: the monitor profiler is chosen when the agent loads (monitors=on)".into()),
         "cpu" => Err("cpu: the CPU and wall samplers are chosen when the agent loads (cpu=INTERVAL, wall=INTERVAL)".into()),
-        other => Err(format!("unknown probe '{other}' (alloc, methods, live)")),
+        "monitors" => Err("start monitors takes no argument".into()),
+        other => Err(format!("unknown probe '{other}' (alloc, methods, live, monitors, cpu)")),
     }
 }
 
@@ -80,6 +82,8 @@ fn switch(a: &Agent, jni: Jni, name: &str, settings: &[&str], on: bool) -> Resul
             ))
         }
         ("live", false) => return crate::live_switch::stop(a),
+        ("monitors", true) if settings.is_empty() => return crate::monitor_switch::start(a, jni),
+        ("monitors", false) => return crate::monitor_switch::stop(a),
         _ => {}
     }
     let p = probe(name)?;
@@ -129,10 +133,11 @@ fn status(a: &Agent) -> String {
         (None, false) => "off".to_string(),
     };
     format!(
-        "pid {}\nalloc: {}\nmethods: {}\nlive: {live}\nengaged: {}\nreports: {}.*\nsocket: {}",
+        "pid {}\nalloc: {}\nmethods: {}\nlive: {live}\nmonitors: {}\nengaged: {}\nreports: {}.*\nsocket: {}",
         std::process::id(),
         probe_state(Probe::Alloc),
         probe_state(Probe::Methods),
+        if crate::monitor_switch::is_on() { "on" } else { "off" },
         a.engaged.load(std::sync::atomic::Ordering::Acquire),
         a.rules.output_path(std::process::id()),
         crate::control::listening_on()

@@ -32,6 +32,7 @@ pub mod live;
 pub mod live_switch;
 pub mod method_report;
 pub mod monitor_report;
+pub mod monitor_switch;
 pub mod monitors;
 pub mod natives;
 pub mod object_free;
@@ -268,6 +269,10 @@ pub fn load_in(vm: JavaVm, options: &str, phase: Phase) -> Result<switches::RunT
         threads::install(jvmti, &a.rules, &caps, &mut handlers);
         sampler::install(jvmti, &a.rules, settings.sample_threads, &mut handlers)?;
     }
+    // `start monitors` may enable the monitor events later (monitor_switch.rs); JVMTI takes one table.
+    if handlers.monitor_contended_enter.is_none() {
+        monitors::register(&mut handlers);
+    }
     ffi::events::install(jvmti, handlers)?;
     if live_sampling.is_some()
         && jvmti.set_event_notification_mode(event::OBJECT_FREE, ENABLE) != jvmti::ERROR_NONE
@@ -310,6 +315,10 @@ pub fn load_in(vm: JavaVm, options: &str, phase: Phase) -> Result<switches::RunT
         }
     }
     threads::enable_events(jvmti)?;
+    monitor_switch::init(agent().is_some_and(|a| {
+        let t = a.rules.threads();
+        t.enabled && (t.monitors || t.trace.is_some())
+    }));
     sampler::enable_events(jvmti)?;
     Ok(run_time)
 }

@@ -22,7 +22,7 @@ import java.util.concurrent.ConcurrentHashMap;
  *   control CMD instr.Control.command(CMD): what it returns, or "refused: MESSAGE"
  *   keep N      N new Kept objects, held in a static list
  *   drop N      the N oldest Kept objects let go, then System.gc()
- *   contend N   two threads take one lock N times each while the other holds it: N contended enters or more
+ *   contend N   N contended enters of one AttachLoop$Lock by the main thread, exactly
  *   busy MS     a thread spins in Busy.spin for MS milliseconds
  */
 public class AttachLoop {
@@ -62,33 +62,33 @@ public class AttachLoop {
 
     static final class Lock {}
 
-    /** Two threads hand one monitor back and forth, each holding it while the other arrives. */
+    /**
+     * N contended enters of a Lock, exactly: a holder thread takes the lock, lets this thread try, and
+     * lets go only once this thread is blocked on it.
+     */
     static void contend(int n) throws InterruptedException {
         Lock lock = new Lock();
-        java.util.concurrent.CountDownLatch holding = new java.util.concurrent.CountDownLatch(1);
+        Thread self = Thread.currentThread();
+        java.util.concurrent.Semaphore held = new java.util.concurrent.Semaphore(0);
+        java.util.concurrent.Semaphore entered = new java.util.concurrent.Semaphore(0);
         Thread holder = new Thread(() -> {
             for (int i = 0; i < n; i++) {
                 synchronized (lock) {
-                    holding.countDown();
-                    spinFor(2);
+                    held.release();
+                    while (self.getState() != Thread.State.BLOCKED) Thread.onSpinWait();
                 }
-                spinFor(1);
+                entered.acquireUninterruptibly();
             }
         }, "contend-holder");
         holder.start();
-        holding.await();
         for (int i = 0; i < n; i++) {
+            held.acquire();
             synchronized (lock) {
                 sink += i;
             }
-            spinFor(1);
+            entered.release();
         }
         holder.join();
-    }
-
-    static void spinFor(long millis) {
-        long end = System.nanoTime() + millis * 1_000_000L;
-        while (System.nanoTime() < end) sink++;
     }
 
     static final class Busy {
