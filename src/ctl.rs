@@ -115,7 +115,9 @@ fn command_line(words: &[String]) -> Result<String, String> {
             *file = absolute(file)?;
         }
         // start PROBE RULES.yaml, or start PROBE rules=RULES.yaml; live, monitors and cpu take no file
-        Some("start") if words.len() == 3 && !matches!(words[1].as_str(), "live" | "monitors" | "cpu") => {
+        Some("start")
+            if words.len() == 3 && !matches!(words[1].as_str(), "live" | "monitors" | "cpu") =>
+        {
             let setting = &mut words[2];
             if let Some(path) = setting.strip_prefix("rules=") {
                 *setting = format!("rules={}", absolute(path)?);

@@ -529,8 +529,11 @@ fn start_off_at_start_up_and_the_java_api() {
             (200, 200),
             "{v} counted while stopped from the API"
         );
-        let refused = jvm.ask("control start cpu").join("\n");
-        assert!(refused.starts_with("refused: instr: cpu:"), "{v} {refused}");
+        let refused = jvm.ask("control start cpu often").join("\n");
+        assert!(
+            refused.starts_with("refused: instr: start cpu often:"),
+            "{v} {refused}"
+        );
         jvm.ask("control start alloc");
         jvm.ask("control start methods");
         jvm.ask("run 50");
@@ -831,6 +834,92 @@ fn monitors_start_and_stop_at_run_time() {
         // The same from the program, through instr.Control.
         let said = jvm.ask("control stop monitors").join("\n");
         assert!(said.contains("monitors off"), "{v} {said}");
+        let err = jvm.stderr_text();
+        assert!(!err.contains("failed"), "{v} {err}");
+    }
+}
+
+/// CPU samples whose running (leaf) frame is `AttachLoop$Busy.spin`, per thread.
+fn spin_samples(report: &Value) -> BTreeMap<String, u64> {
+    let mut out = BTreeMap::new();
+    for s in report["samples"]["stacks"].as_array().into_iter().flatten() {
+        let leaf = &s["frames"][0];
+        if s["kind"] == "cpu" && leaf["class"] == "AttachLoop$Busy" && leaf["method"] == "spin" {
+            *out.entry(s["thread"].as_str().unwrap().to_string())
+                .or_default() += s["samples"].as_u64().unwrap();
+        }
+    }
+    out
+}
+
+/// `start cpu 1ms` in an attached agent: the busy method is sampled on the main thread, which was running
+/// before the start (its timer made for it, its JNIEnv found by the handler), and on a thread started
+/// after; `stop cpu` deletes every timer (the kernel's list of the process's timers is empty) and the
+/// samples stop growing; a second start samples again, at the same interval only.
+#[test]
+fn cpu_sampler_starts_and_stops_at_run_time() {
+    for jdk in jdks() {
+        let (classes, _) = compile(&jdk);
+        let dir = scratch(&format!("attach-cpu-{}", jdk.key()));
+        let rules = rules(&dir);
+        let mut jvm = Jvm::start(&jdk, &classes, &dir);
+        let v = jvm.what.clone();
+        jvm.ask("spin 200");
+        let said = attach(&jvm, &format!("rules={},start=off", rules.display()));
+        assert!(said.contains("cpu: off"), "{v} {said}");
+        let pid = jvm.pid;
+        let timers = move || {
+            fs::read_to_string(format!("/proc/{pid}/timers"))
+                .unwrap()
+                .lines()
+                .filter(|l| l.starts_with("ID:"))
+                .count()
+        };
+        assert_eq!(timers(), 0, "{v} timers before start");
+
+        let said = jvm.ctl(&["start", "cpu", "1ms"]);
+        assert!(said.contains("cpu on"), "{v} {said}");
+        assert!(timers() > 0, "{v} no timer after start");
+        jvm.ask("spin 1500");
+        jvm.ask("busy 1500");
+        let r1 = jvm.report(&dir.join("cpu1.json"));
+        let s1 = spin_samples(&r1);
+        // A hang detector's bound, not a rate: 1.5 s of CPU at 1 ms gives hundreds even on a loaded machine.
+        assert!(
+            s1.get("main").copied().unwrap_or(0) >= 10,
+            "{v} main {s1:?}"
+        );
+        assert!(
+            s1.get("busy").copied().unwrap_or(0) >= 10,
+            "{v} busy {s1:?}"
+        );
+
+        let said = jvm.ctl(&["stop", "cpu"]);
+        assert!(said.contains("cpu off"), "{v} {said}");
+        assert_eq!(timers(), 0, "{v} timers left after stop");
+        assert!(jvm.ctl(&["status"]).contains("cpu: off"), "{v}");
+        // The samples as the stop left them (it drains what the last 20 ms put in the ring).
+        let stopped = jvm.report(&dir.join("cpu-stopped.json"));
+        let s1 = spin_samples(&stopped);
+        jvm.ask("spin 1000");
+        jvm.ask("busy 1000");
+        let r2 = jvm.report(&dir.join("cpu2.json"));
+        assert_eq!(spin_samples(&r2), s1, "{v} samples grew after stop");
+        assert_eq!(
+            r2["samples"]["cpu_samples"], stopped["samples"]["cpu_samples"],
+            "{v}"
+        );
+
+        let refused = ctl(jvm.pid, &["start", "cpu", "5ms"]);
+        assert_eq!(refused.status.code(), Some(1), "{v}");
+        assert!(text(&refused.stderr).contains("fixed"), "{v}");
+        jvm.ctl(&["start", "cpu", "1ms"]);
+        jvm.ask("spin 1000");
+        let r3 = jvm.report(&dir.join("cpu3.json"));
+        assert!(
+            spin_samples(&r3)["main"] > s1["main"],
+            "{v} no samples after a second start"
+        );
         let err = jvm.stderr_text();
         assert!(!err.contains("failed"), "{v} {err}");
     }

@@ -228,7 +228,9 @@ fn dump(p: &Profiler, jni: Jni, reason: &str, always: bool) {
 pub fn text_now(jni: Jni, every_thread: bool) -> Result<String, String> {
     let p = crate::threads::profiler()
         .filter(|p| p.monitor_info)
-        .ok_or("the thread profiler is off: load the agent with threads=on (or monitors=on) at start-up")?;
+        .ok_or(
+        "the thread profiler is off: load the agent with threads=on (or monitors=on) at start-up",
+    )?;
     if !jni.push_frame(4096) {
         return Err("no room for the snapshot's local references".into());
     }

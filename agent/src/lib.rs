@@ -21,6 +21,7 @@ pub mod calls;
 pub mod class_index;
 pub mod commands;
 pub mod control;
+pub mod cpu_switch;
 pub mod deadlocks;
 pub mod event_ring;
 pub mod ffi;
@@ -268,6 +269,10 @@ pub fn load_in(vm: JavaVm, options: &str, phase: Phase) -> Result<switches::RunT
     if let Some(a) = agent() {
         threads::install(jvmti, &a.rules, &caps, &mut handlers);
         sampler::install(jvmti, &a.rules, settings.sample_threads, &mut handlers)?;
+    }
+    // `start cpu` may start the sampler later (cpu_switch.rs): its handlers go in front now.
+    if sampler::sampler().is_none() {
+        sampler::wrap_handlers(&mut handlers);
     }
     // `start monitors` may enable the monitor events later (monitor_switch.rs); JVMTI takes one table.
     if handlers.monitor_contended_enter.is_none() {

@@ -252,7 +252,13 @@ impl Live {
 
     /// Every counter back to zero (`stop live`, once the tags they counted are gone); class numbers stay.
     pub fn clear(&self) {
-        for c in self.sites.iter().chain(&*self.classes).chain(&*self.sampled).chain(&*self.before) {
+        for c in self
+            .sites
+            .iter()
+            .chain(&*self.classes)
+            .chain(&*self.sampled)
+            .chain(&*self.before)
+        {
             c.count.store(0, Ordering::Relaxed);
             c.bytes.store(0, Ordering::Relaxed);
         }
@@ -282,8 +288,14 @@ mod tests {
         assert_eq!(decode(mirror_tag(9)), None);
         assert_eq!(mirror_number(mirror_tag(9)), Some(9));
         assert_eq!(mirror_number(encode(Owner::SampledClass(9), 24)), None);
-        assert_eq!(decode(encode(Owner::Before(9), 24)), Some((Owner::Before(9), 24)));
-        assert_ne!(encode(Owner::Before(9), 24), encode(Owner::SampledClass(9), 24));
+        assert_eq!(
+            decode(encode(Owner::Before(9), 24)),
+            Some((Owner::Before(9), 24))
+        );
+        assert_ne!(
+            encode(Owner::Before(9), 24),
+            encode(Owner::SampledClass(9), 24)
+        );
         let live = Live::new(Sampling::Every(1), 8, 8);
         let tag = encode(Owner::Site(3), 16);
         live.tagged(tag);

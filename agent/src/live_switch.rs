@@ -78,10 +78,14 @@ pub fn start(a: &Agent, jni: Jni) -> Result<String, String> {
         return Err("AddCapabilities failed for live counting".into());
     }
     // Sampling::Bytes: the numbering of classes by mirror tags; interval 0 weighs nothing.
-    let live = RUNTIME.get_or_init(|| Live::new(Sampling::Bytes(0), 0, crate::CLASS_SLOTS as usize));
+    let live =
+        RUNTIME.get_or_init(|| Live::new(Sampling::Bytes(0), 0, crate::CLASS_SLOTS as usize));
     let started = Instant::now();
     // Frees are counted from before the walk tags anything.
-    if a.jvmti.set_event_notification_mode(event::OBJECT_FREE, ENABLE) != ERROR_NONE {
+    if a.jvmti
+        .set_event_notification_mode(event::OBJECT_FREE, ENABLE)
+        != ERROR_NONE
+    {
         return Err("cannot enable the JVMTI ObjectFree event".into());
     }
     ON.store(true, Ordering::Release);
@@ -91,22 +95,22 @@ pub fn start(a: &Agent, jni: Jni) -> Result<String, String> {
     for _ in 0..WALKS {
         number_loaded_classes(a, jni, live);
         missed = 0;
-        a.jvmti
-            .retag_heap(HeapObjects::Untagged, |class_tag, size, tag| {
-                match live::mirror_number(class_tag) {
-                    Some(n) => {
-                        let t = live::encode(Owner::Before(n), size);
-                        live.tagged(t);
-                        objects += 1;
-                        bytes += size.max(0) as u64;
-                        t
-                    }
-                    None => {
-                        missed += 1;
-                        tag
-                    }
+        a.jvmti.retag_heap(
+            HeapObjects::Untagged,
+            |class_tag, size, tag| match live::mirror_number(class_tag) {
+                Some(n) => {
+                    let t = live::encode(Owner::Before(n), size);
+                    live.tagged(t);
+                    objects += 1;
+                    bytes += size.max(0) as u64;
+                    t
                 }
-            });
+                None => {
+                    missed += 1;
+                    tag
+                }
+            },
+        );
         if missed == 0 {
             break;
         }
@@ -167,14 +171,15 @@ pub fn census(a: &Agent, jni: Jni) -> Option<Census> {
     let live = RUNTIME.get()?;
     number_loaded_classes(a, jni, live);
     let mut by_number: HashMap<u32, (u64, u64)> = HashMap::new();
-    a.jvmti.retag_heap(HeapObjects::Untagged, |class_tag, size, tag| {
-        if let Some(n) = live::mirror_number(class_tag) {
-            let e = by_number.entry(n).or_default();
-            e.0 += 1;
-            e.1 += size.max(0) as u64;
-        }
-        tag
-    });
+    a.jvmti
+        .retag_heap(HeapObjects::Untagged, |class_tag, size, tag| {
+            if let Some(n) = live::mirror_number(class_tag) {
+                let e = by_number.entry(n).or_default();
+                e.0 += 1;
+                e.1 += size.max(0) as u64;
+            }
+            tag
+        });
     let names = live.class_names();
     let mut since: HashMap<String, (u64, u64)> = HashMap::new();
     for (n, (count, bytes)) in by_number {

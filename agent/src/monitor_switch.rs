@@ -45,7 +45,10 @@ pub fn start(a: &Agent, jni: Jni) -> Result<String, String> {
     }
     let potential = a.jvmti.potential_capabilities();
     let mut caps = Capabilities::default();
-    for bit in [capability::GENERATE_MONITOR_EVENTS, capability::GET_MONITOR_INFO] {
+    for bit in [
+        capability::GENERATE_MONITOR_EVENTS,
+        capability::GET_MONITOR_INFO,
+    ] {
         if !potential.has(bit) {
             return Err(format!(
                 "this VM does not offer the JVMTI capability {} now",
@@ -72,7 +75,9 @@ pub fn start(a: &Agent, jni: Jni) -> Result<String, String> {
         }
     }
     ON.store(true, Ordering::Release);
-    Ok(format!("monitors on: contention and waits counted from now{set_up}"))
+    Ok(format!(
+        "monitors on: contention and waits counted from now{set_up}"
+    ))
 }
 
 /// `stop monitors`.
@@ -93,5 +98,8 @@ pub fn stop(a: &Agent) -> Result<String, String> {
     }
     crate::monitors::forget_pending();
     ON.store(false, Ordering::Release);
-    Ok("monitors off: the monitor events are disabled; what was counted stays in the reports".into())
+    Ok(
+        "monitors off: the monitor events are disabled; what was counted stays in the reports"
+            .into(),
+    )
 }

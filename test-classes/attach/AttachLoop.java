@@ -23,7 +23,8 @@ import java.util.concurrent.ConcurrentHashMap;
  *   keep N      N new Kept objects, held in a static list
  *   drop N      the N oldest Kept objects let go, then System.gc()
  *   contend N   N contended enters of one AttachLoop$Lock by the main thread, exactly
- *   busy MS     a thread spins in Busy.spin for MS milliseconds
+ *   busy MS     a new thread spins in Busy.spin for MS milliseconds
+ *   spin MS     this (main) thread spins in Busy.spin for MS milliseconds
  */
 public class AttachLoop {
     static final class Item implements Cloneable {
@@ -179,6 +180,9 @@ public class AttachLoop {
                     t.join();
                     break;
                 }
+                case "spin":
+                    Busy.spin(Long.parseLong(w[1]));
+                    break;
                 case "capture":
                     capture();
                     break;
