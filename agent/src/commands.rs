@@ -78,10 +78,12 @@ fn probe(name: &str) -> Result<Probe, String> {
 fn switch(a: &Agent, jni: Jni, name: &str, settings: &[&str], on: bool) -> Result<String, String> {
     match (name, on) {
         ("live", true) if settings.is_empty() => return crate::live_switch::start(a, jni),
-        ("live", true) => return Err(format!(
+        ("live", true) => {
+            return Err(format!(
             "start live {}: takes no argument (live objects are counted exactly, from the heap)",
             settings.join(" ")
-        )),
+        ))
+        }
         ("live", false) => return crate::live_switch::stop(a),
         ("monitors", true) if settings.is_empty() => return crate::monitor_switch::start(a, jni),
         ("monitors", false) => return crate::monitor_switch::stop(a),

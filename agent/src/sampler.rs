@@ -806,24 +806,21 @@ pub fn start_at_run_time(
         if own_thread(name) || *tid == signals::current_tid() {
             continue;
         }
-        match signals::arm_cpu_timer_of(*tid, cpu_ns) {
-            Ok(timer) => {
-                let mut d = lock(&s.drain);
-                let id = d.next_thread;
-                d.next_thread += 1;
-                d.threads.insert(*tid, id);
-                d.emit(Record::Thread {
-                    id,
-                    name: name.clone(),
-                });
-                drop(d);
-                if let Some(old) = lock(&s.timers).insert(*tid, timer) {
-                    signals::disarm_cpu_timer(old);
-                }
-                armed += 1;
+        // Err: the thread ended meanwhile.
+        if let Ok(timer) = signals::arm_cpu_timer_of(*tid, cpu_ns) {
+            let mut d = lock(&s.drain);
+            let id = d.next_thread;
+            d.next_thread += 1;
+            d.threads.insert(*tid, id);
+            d.emit(Record::Thread {
+                id,
+                name: name.clone(),
+            });
+            drop(d);
+            if let Some(old) = lock(&s.timers).insert(*tid, timer) {
+                signals::disarm_cpu_timer(old);
             }
-            // The thread ended meanwhile.
-            Err(_) => {}
+            armed += 1;
         }
     }
     start_thread(s, jni, "instr-sampler-drain", drain_main);
