@@ -616,11 +616,13 @@ fn start_off_at_start_up_and_the_java_api() {
 /// `instr attach` signals only a process with a HotSpot VM in it: SIGQUIT would end most others.
 #[test]
 fn attach_refuses_a_process_that_is_not_a_jvm() {
+    // The library first: its one-time build may wait for cargo's lock longer than the sleeper lives.
+    let lib = agent_lib();
     let mut sleeper = Command::new("sleep").arg("60").spawn().unwrap();
     let out = run(Command::new(instr_bin())
         .args(["attach", &sleeper.id().to_string()])
         .arg("--agent")
-        .arg(agent_lib()));
+        .arg(lib));
     let alive = sleeper.try_wait().unwrap().is_none();
     let _ = sleeper.kill();
     let _ = sleeper.wait();
