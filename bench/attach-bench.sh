@@ -1,14 +1,16 @@
 #!/bin/bash
 # The cost of the agent loaded with every probe off, and of a start and stop, on the evaluation kit's
 # workloads, and the pause of an attach that retransforms about 5,000 classes:
-#   bench/attach-bench.sh [-n RUNS] [-k CLASSES] [-c] [WORKLOAD...]
+#   bench/attach-bench.sh [-n RUNS] [-k CLASSES] [-c] [-s "PROBE..."] [-A] [WORKLOAD...]
 # Part 1, for each workload (default: h2 lucene xalan fop sunflow javac), RUNS runs of each mode, interleaved:
 #   none       no agent
 #   off        -agentpath:libinstr.so=rules/default.yaml,start=off: loaded, no probe in the code
 #   startstop  the same, and as soon as the control socket answers: instr ctl PID start alloc, then stop
 #              alloc (the default rules' allocation probes into every loaded class and out again; both
 #              retransformations are inside the timed run)
-# prints the median wall seconds (-c: CPU seconds, user + system, of the whole run: steadier on a loaded
+# -s names what startstop starts and stops (default: alloc; e.g. -s "alloc live monitors cpu": each started in
+# that order, then each stopped); -A leaves out part 2.
+# Prints the median wall seconds (-c: CPU seconds, user + system, of the whole run: steadier on a loaded
 # machine) and the ratio to none.
 # Part 2: bench/java/ManyClasses.java loads CLASSES classes (default 5000) of the runtime image, keeps a
 # thread busy, and instr attach loads the agent with the default rules: prints the classes retransformed,
@@ -22,8 +24,10 @@ KIT=${INSTR_WORKLOADS:-$ROOT/../shared/workloads}
 LIB=${INSTR_LIB:-$ROOT/target/release/libinstr.so}
 INSTR=${INSTR_BIN:-$ROOT/target/release/instr}
 JAVA_HOME=${JAVA_HOME:-/usr/lib/jvm/java-17-openjdk-amd64}
-N=3; CLASSES=5000; CPU=
-while getopts "n:k:c" o; do case $o in n) N=$OPTARG;; k) CLASSES=$OPTARG;; c) CPU=1;; *) exit 2;; esac; done
+N=3; CLASSES=5000; CPU=; SWITCH=alloc; ATTACH=1
+while getopts "n:k:cs:A" o; do
+  case $o in n) N=$OPTARG;; k) CLASSES=$OPTARG;; c) CPU=1;; s) SWITCH=$OPTARG;; A) ATTACH=;; *) exit 2;; esac
+done
 shift $((OPTIND - 1))
 NAMES=${*:-h2 lucene xalan fop sunflow javac}
 [ -f "$LIB" ] && [ -x "$INSTR" ] || { echo "build first: cargo build --release -p instr-agent -p instr-cli" >&2; exit 2; }
@@ -38,7 +42,9 @@ start_and_stop() {  # start_and_stop PREFIX LOG
     pid=; sleep 0.02
   done
   [ -n "$pid" ] || { echo "no JVM with file=$1" >> "$2"; return; }
-  { "$INSTR" ctl "$pid" start alloc; "$INSTR" ctl "$pid" stop alloc; } >> "$2" 2>&1
+  local p
+  { for p in $SWITCH; do "$INSTR" ctl "$pid" start $p; done
+    for p in $SWITCH; do "$INSTR" ctl "$pid" stop $p; done; } >> "$2" 2>&1
 }
 
 run1() {  # run1 WORKLOAD MODE I -> wall seconds, or nothing on failure
@@ -51,7 +57,7 @@ run1() {  # run1 WORKLOAD MODE I -> wall seconds, or nothing on failure
   { time WL_TMP=$OUT/scratch JAVA_OPTS="$opts" "$KIT/$1/run.sh" > "$log" 2>&1 || rc=$?; } 2> "$log.cpu"
   [ "$rc" -eq 0 ] || { echo "FAILED: $1 $2 run $3 (see $log)" >&2; return; }
   [ -n "$helper" ] && wait "$helper"
-  if [ "$2" = startstop ] && ! grep -q "alloc off" "$log.ctl" 2>/dev/null; then
+  if [ "$2" = startstop ] && [ "$(grep -c " off" "$log.ctl" 2>/dev/null)" -lt "$(echo $SWITCH | wc -w)" ]; then
     echo "startstop did not switch in $1 run $3 (see $log.ctl)" >&2
   fi
   if [ -n "$CPU" ]; then awk '{ printf "%.2f\n", $1 + $2 }' "$log.cpu"
@@ -61,7 +67,7 @@ run1() {  # run1 WORKLOAD MODE I -> wall seconds, or nothing on failure
 median() { sort -n | awk '{ a[NR] = $1 } END { if (NR) print a[int((NR + 1) / 2)] }'; }
 
 echo "# $(date -u +%F) $(git rev-parse --short HEAD 2>/dev/null), $("$JAVA_HOME/bin/java" -version 2>&1 | head -1)"
-echo "# ${CPU:+CPU seconds, }load before: $(uptime | sed 's/.*load average: //')"
+echo "# ${CPU:+CPU seconds, }startstop: $SWITCH; load before: $(uptime | sed 's/.*load average: //')"
 printf '%-8s %10s %10s %10s %8s %10s\n' workload none off startstop off/none start+stop/none
 for w in $NAMES; do
   declare -A times=()
@@ -75,6 +81,9 @@ for w in $NAMES; do
     printf "%-8s %10s %10s %10s %7.3fx %9.3fx\n", w, n, o, s, (n > 0 ? o / n : 0), (n > 0 ? s / n : 0) }'
   unset times
 done
+
+echo "# load after: $(uptime | sed 's/.*load average: //')"
+[ -n "$ATTACH" ] || exit 0
 
 # Part 2: the attach pause.
 mkdir -p "$OUT/many"

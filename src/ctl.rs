@@ -20,8 +20,9 @@ pub const MAX_LINE: usize = 4096;
 
 #[derive(Args, Debug)]
 #[command(
-    after_help = "Commands: status; start alloc|methods; stop alloc|methods; dump [FORMAT] FILE \
-    (json, txt, collapsed, html, pprof, cpu, wall); reset; threads; deadlocks; help. See docs/ATTACH.md."
+    after_help = "Commands: status; start alloc|methods [RULES]; start live|monitors; start cpu [INTERVAL]; \
+    stop alloc|methods|live|monitors|cpu; dump [FORMAT] FILE (json, txt, collapsed, html, pprof, cpu, wall); \
+    reset; threads; deadlocks; help. See docs/ATTACH.md."
 )]
 pub struct CtlArgs {
     /// The JVM's process id.
@@ -114,8 +115,10 @@ fn command_line(words: &[String]) -> Result<String, String> {
             let file = words.last_mut().expect("two words at least");
             *file = absolute(file)?;
         }
-        // start PROBE RULES.yaml, or start PROBE rules=RULES.yaml
-        Some("start") if words.len() == 3 => {
+        // start PROBE RULES.yaml, or start PROBE rules=RULES.yaml; live, monitors and cpu take no file
+        Some("start")
+            if words.len() == 3 && !matches!(words[1].as_str(), "live" | "monitors" | "cpu") =>
+        {
             let setting = &mut words[2];
             if let Some(path) = setting.strip_prefix("rules=") {
                 *setting = format!("rules={}", absolute(path)?);
@@ -162,6 +165,14 @@ mod tests {
         );
         let start = command_line(&w(&["start", "methods", "rules=r.yaml"])).unwrap();
         assert!(start.starts_with("start methods rules=/"), "{start}");
+        assert_eq!(
+            command_line(&w(&["start", "live", "512k"])).unwrap(),
+            "start live 512k\n"
+        );
+        assert_eq!(
+            command_line(&w(&["start", "cpu", "1ms"])).unwrap(),
+            "start cpu 1ms\n"
+        );
         assert!(command_line(&w(&["start", &"x".repeat(MAX_LINE)]))
             .unwrap_err()
             .contains("at most 4096"));

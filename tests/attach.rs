@@ -529,8 +529,11 @@ fn start_off_at_start_up_and_the_java_api() {
             (200, 200),
             "{v} counted while stopped from the API"
         );
-        let refused = jvm.ask("control start cpu").join("\n");
-        assert!(refused.starts_with("refused: instr: cpu:"), "{v} {refused}");
+        let refused = jvm.ask("control start cpu often").join("\n");
+        assert!(
+            refused.starts_with("refused: instr: start cpu often:"),
+            "{v} {refused}"
+        );
         jvm.ask("control start alloc");
         jvm.ask("control start methods");
         jvm.ask("run 50");
@@ -613,11 +616,13 @@ fn start_off_at_start_up_and_the_java_api() {
 /// `instr attach` signals only a process with a HotSpot VM in it: SIGQUIT would end most others.
 #[test]
 fn attach_refuses_a_process_that_is_not_a_jvm() {
+    // The library first: its one-time build may wait for cargo's lock longer than the sleeper lives.
+    let lib = agent_lib();
     let mut sleeper = Command::new("sleep").arg("60").spawn().unwrap();
     let out = run(Command::new(instr_bin())
         .args(["attach", &sleeper.id().to_string()])
         .arg("--agent")
-        .arg(agent_lib()));
+        .arg(lib));
     let alive = sleeper.try_wait().unwrap().is_none();
     let _ = sleeper.kill();
     let _ = sleeper.wait();
@@ -673,5 +678,251 @@ fn thread_dumps_through_the_socket() {
             "{v} {}",
             text(&out.stderr)
         );
+    }
+}
+
+/// The live objects and bytes of `class` in a report's class rows, if it has live figures.
+fn live_of_class(report: &Value, class: &str) -> Option<(u64, u64)> {
+    report["classes"]
+        .as_array()?
+        .iter()
+        .find(|c| c["class"] == class)
+        .and_then(|c| Some((c["live_instances"].as_u64()?, c["live_bytes"].as_u64()?)))
+}
+
+/// The "(before profiling)" site of `class`: its live objects and bytes, with its stack checked to be the
+/// one pseudo-frame.
+fn before_profiling(report: &Value, class: &str) -> Option<(u64, u64)> {
+    let site = report["sites"]
+        .as_array()?
+        .iter()
+        .find(|s| s["class"] == class && s["before_profiling"] == true)?;
+    let stack = site["stack"].as_array().unwrap();
+    assert_eq!(stack.len(), 1, "{site}");
+    let frame = &report["frames"][stack[0].as_u64().unwrap() as usize];
+    assert_eq!(frame["class"], "(before profiling)", "{frame}");
+    assert_eq!(site["count"], 0, "{site}");
+    Some((
+        site["live_instances"].as_u64().unwrap(),
+        site["live_bytes"].as_u64().unwrap(),
+    ))
+}
+
+/// `start live` in a JVM that kept 10,000 objects before the agent came: exactly those are reported under
+/// "(before profiling)", objects kept after the start are counted as they are allocated, letting 5,000 of
+/// the old ones go counts them down by exactly that, `stop live` takes every live figure away, and a
+/// second `start live` finds what is alive then.
+#[test]
+fn live_at_run_time_counts_the_objects_from_before_profiling() {
+    for jdk in jdks() {
+        let (classes, _) = compile(&jdk);
+        let dir = scratch(&format!("attach-live-{}", jdk.key()));
+        let rules = rules(&dir);
+        let mut jvm = Jvm::start(&jdk, &classes, &dir);
+        let v = jvm.what.clone();
+        let kept = "AttachLoop$Kept";
+        jvm.ask("keep 10000");
+        jvm.ask("run 100");
+        attach(&jvm, &format!("rules={},start=off", rules.display()));
+        let r0 = jvm.report(&dir.join("live0.json"));
+        assert_eq!(before_profiling(&r0, kept), None, "{v} live before start");
+        assert!(jvm.ctl(&["status"]).contains("live: off"), "{v}");
+
+        let said = jvm.ctl(&["start", "live"]);
+        assert!(said.contains("live on: "), "{v} {said}");
+        assert!(jvm.ctl(&["status"]).contains("live: on"), "{v}");
+        let r1 = jvm.report(&dir.join("live1.json"));
+        let (n, bytes) = before_profiling(&r1, kept).expect("a before-profiling site");
+        assert_eq!(n, 10_000, "{v} objects from before profiling");
+        assert!(bytes >= 16 * n && bytes % n == 0, "{v} {bytes} bytes");
+        let size = bytes / n;
+        assert_eq!(live_of_class(&r1, kept), Some((10_000, bytes)), "{v}");
+
+        // Allocated after the start: counted as they come, not as from before.
+        jvm.ask("keep 300");
+        let r2 = jvm.report(&dir.join("live2.json"));
+        assert_eq!(before_profiling(&r2, kept), Some((10_000, bytes)), "{v}");
+        assert_eq!(
+            live_of_class(&r2, kept),
+            Some((10_300, 10_300 * size)),
+            "{v}"
+        );
+
+        // The 5,000 oldest go: the before-profiling site counts them down, exactly.
+        jvm.ask("drop 5000");
+        let r3 = jvm.report(&dir.join("live3.json"));
+        assert_eq!(
+            before_profiling(&r3, kept),
+            Some((5_000, 5_000 * size)),
+            "{v}"
+        );
+        assert_eq!(live_of_class(&r3, kept), Some((5_300, 5_300 * size)), "{v}");
+
+        let said = jvm.ctl(&["stop", "live"]);
+        assert!(said.contains("live off"), "{v} {said}");
+        jvm.ask("keep 100");
+        let r4 = jvm.report(&dir.join("live4.json"));
+        assert_eq!(before_profiling(&r4, kept), None, "{v} after stop");
+        assert_eq!(live_of_class(&r4, kept), None, "{v} after stop");
+        assert!(jvm.ctl(&["status"]).contains("live: off"), "{v}");
+
+        // Started again: everything alive now is from before.
+        jvm.ctl(&["start", "live"]);
+        let r5 = jvm.report(&dir.join("live5.json"));
+        assert_eq!(
+            before_profiling(&r5, kept),
+            Some((5_400, 5_400 * size)),
+            "{v}"
+        );
+        let refused = ctl(jvm.pid, &["start", "live", "often"]);
+        assert_eq!(refused.status.code(), Some(1), "{v}");
+        assert!(text(&refused.stderr).contains("start live often"), "{v}");
+        let err = jvm.stderr_text();
+        assert!(!err.contains("failed"), "{v} {err}");
+    }
+}
+
+/// Contended enters of `AttachLoop$Lock` in a report's monitor section.
+fn lock_contentions(report: &Value) -> u64 {
+    report["threads"]["monitors"]["contended"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter(|c| c["class"] == "AttachLoop$Lock")
+        .map(|c| c["count"].as_u64().unwrap())
+        .sum()
+}
+
+/// `start monitors` in an attached agent: the monitor profiler is set up with the live phase's
+/// capabilities, and exactly the contended enters made while it is on are counted; `stop monitors`
+/// disables the events, so contention after it adds nothing; start again counts on.
+#[test]
+fn monitors_start_and_stop_at_run_time() {
+    for jdk in jdks() {
+        let (classes, _) = compile(&jdk);
+        let dir = scratch(&format!("attach-monitors-{}", jdk.key()));
+        let rules = rules(&dir);
+        let mut jvm = Jvm::start(&jdk, &classes, &dir);
+        let v = jvm.what.clone();
+        jvm.ask("contend 20");
+        let said = attach(&jvm, &format!("rules={},start=off", rules.display()));
+        assert!(said.contains("monitors: off"), "{v} {said}");
+        jvm.ask("contend 20");
+        let r0 = jvm.report(&dir.join("mon0.json"));
+        assert_eq!(lock_contentions(&r0), 0, "{v} counted before start");
+
+        let said = jvm.ctl(&["start", "monitors"]);
+        assert!(said.contains("monitors on"), "{v} {said}");
+        assert!(jvm.ctl(&["status"]).contains("monitors: on"), "{v}");
+        jvm.ask("contend 50");
+        let r1 = jvm.report(&dir.join("mon1.json"));
+        assert_eq!(lock_contentions(&r1), 50, "{v} contended enters while on");
+
+        let said = jvm.ctl(&["stop", "monitors"]);
+        assert!(said.contains("monitors off"), "{v} {said}");
+        jvm.ask("contend 50");
+        let r2 = jvm.report(&dir.join("mon2.json"));
+        assert_eq!(lock_contentions(&r2), 50, "{v} counted after stop");
+        assert!(jvm.ctl(&["status"]).contains("monitors: off"), "{v}");
+
+        jvm.ctl(&["start", "monitors"]);
+        jvm.ask("contend 10");
+        let r3 = jvm.report(&dir.join("mon3.json"));
+        assert_eq!(lock_contentions(&r3), 60, "{v} after a second start");
+        // Monitor dumps need the start-up capabilities: refused with the reason, not answered empty.
+        let threads = ctl(jvm.pid, &["threads"]);
+        assert_eq!(threads.status.code(), Some(1), "{v}");
+        assert!(text(&threads.stderr).contains("at start-up"), "{v}");
+        // The same from the program, through instr.Control.
+        let said = jvm.ask("control stop monitors").join("\n");
+        assert!(said.contains("monitors off"), "{v} {said}");
+        let err = jvm.stderr_text();
+        assert!(!err.contains("failed"), "{v} {err}");
+    }
+}
+
+/// CPU samples whose running (leaf) frame is `AttachLoop$Busy.spin`, per thread.
+fn spin_samples(report: &Value) -> BTreeMap<String, u64> {
+    let mut out = BTreeMap::new();
+    for s in report["samples"]["stacks"].as_array().into_iter().flatten() {
+        let leaf = &s["frames"][0];
+        if s["kind"] == "cpu" && leaf["class"] == "AttachLoop$Busy" && leaf["method"] == "spin" {
+            *out.entry(s["thread"].as_str().unwrap().to_string())
+                .or_default() += s["samples"].as_u64().unwrap();
+        }
+    }
+    out
+}
+
+/// `start cpu 1ms` in an attached agent: the busy method is sampled on the main thread, which was running
+/// before the start (its timer made for it, its JNIEnv found by the handler), and on a thread started
+/// after; `stop cpu` deletes every timer (the kernel's list of the process's timers is empty) and the
+/// samples stop growing; a second start samples again, at the same interval only.
+#[test]
+fn cpu_sampler_starts_and_stops_at_run_time() {
+    for jdk in jdks() {
+        let (classes, _) = compile(&jdk);
+        let dir = scratch(&format!("attach-cpu-{}", jdk.key()));
+        let rules = rules(&dir);
+        let mut jvm = Jvm::start(&jdk, &classes, &dir);
+        let v = jvm.what.clone();
+        jvm.ask("spin 200");
+        let said = attach(&jvm, &format!("rules={},start=off", rules.display()));
+        assert!(said.contains("cpu: off"), "{v} {said}");
+        let pid = jvm.pid;
+        let timers = move || {
+            fs::read_to_string(format!("/proc/{pid}/timers"))
+                .unwrap()
+                .lines()
+                .filter(|l| l.starts_with("ID:"))
+                .count()
+        };
+        assert_eq!(timers(), 0, "{v} timers before start");
+
+        let said = jvm.ctl(&["start", "cpu", "1ms"]);
+        assert!(said.contains("cpu on"), "{v} {said}");
+        assert!(timers() > 0, "{v} no timer after start");
+        jvm.ask("spin 1500");
+        jvm.ask("busy 1500");
+        let r1 = jvm.report(&dir.join("cpu1.json"));
+        let s1 = spin_samples(&r1);
+        // A hang detector's bound, not a rate: 1.5 s of CPU at 1 ms gives hundreds even on a loaded machine.
+        assert!(
+            s1.get("main").copied().unwrap_or(0) >= 10,
+            "{v} main {s1:?}"
+        );
+        assert!(
+            s1.get("busy").copied().unwrap_or(0) >= 10,
+            "{v} busy {s1:?}"
+        );
+
+        let said = jvm.ctl(&["stop", "cpu"]);
+        assert!(said.contains("cpu off"), "{v} {said}");
+        assert_eq!(timers(), 0, "{v} timers left after stop");
+        assert!(jvm.ctl(&["status"]).contains("cpu: off"), "{v}");
+        // The samples as the stop left them (it drains what the last 20 ms put in the ring).
+        let stopped = jvm.report(&dir.join("cpu-stopped.json"));
+        let s1 = spin_samples(&stopped);
+        jvm.ask("spin 1000");
+        jvm.ask("busy 1000");
+        let r2 = jvm.report(&dir.join("cpu2.json"));
+        assert_eq!(spin_samples(&r2), s1, "{v} samples grew after stop");
+        assert_eq!(
+            r2["samples"]["cpu_samples"], stopped["samples"]["cpu_samples"],
+            "{v}"
+        );
+
+        let refused = ctl(jvm.pid, &["start", "cpu", "5ms"]);
+        assert_eq!(refused.status.code(), Some(1), "{v}");
+        assert!(text(&refused.stderr).contains("fixed"), "{v}");
+        jvm.ctl(&["start", "cpu", "1ms"]);
+        jvm.ask("spin 1000");
+        let r3 = jvm.report(&dir.join("cpu3.json"));
+        assert!(
+            spin_samples(&r3)["main"] > s1["main"],
+            "{v} no samples after a second start"
+        );
+        let err = jvm.stderr_text();
+        assert!(!err.contains("failed"), "{v} {err}");
     }
 }

@@ -16,6 +16,13 @@ commands:
                               absolute path (or rules=PATH), selects its classes, methods and sites instead
                               of the rules the agent loaded with
   stop alloc|methods          take it out again: the classes are their original bytes
+  start live                  live objects in the reports from now on, exactly, those already alive under
+                              (before profiling): a heap walk now and at each report, nothing per allocation
+  stop live                   no more live counts: ObjectFree off, every live tag removed
+  start monitors              contended monitor enters and waits counted from now (MONITOR TIME)
+  stop monitors               the monitor events off; what was counted stays
+  start cpu [INTERVAL]        the CPU sampler from now, every INTERVAL of each thread's CPU time (10ms)
+  stop cpu                    its timers deleted, its events off; what was sampled stays
   dump [FORMAT] FILE          the report now: json, txt, collapsed, html, pprof, cpu or wall (.collapsed);
                               the format defaults to FILE's extension, else json; FILE is absolute
   reset                       zero every count
@@ -61,14 +68,29 @@ fn probe(name: &str) -> Result<Probe, String> {
     match name {
         "alloc" => Ok(Probe::Alloc),
         "methods" => Ok(Probe::Methods),
-        "live" => Err("live: live tracking is chosen when the agent loads (live=...); it follows the alloc probe".into()),
-        "monitors" => Err("monitors: the monitor profiler is chosen when the agent loads (monitors=on)".into()),
-        "cpu" => Err("cpu: the CPU and wall samplers are chosen when the agent loads (cpu=INTERVAL, wall=INTERVAL)".into()),
-        other => Err(format!("unknown probe '{other}' (alloc, methods)")),
+        "monitors" => Err("start monitors takes no argument".into()),
+        other => Err(format!(
+            "unknown probe '{other}' (alloc, methods, live, monitors, cpu)"
+        )),
     }
 }
 
 fn switch(a: &Agent, jni: Jni, name: &str, settings: &[&str], on: bool) -> Result<String, String> {
+    match (name, on) {
+        ("live", true) if settings.is_empty() => return crate::live_switch::start(a, jni),
+        ("live", true) => {
+            return Err(format!(
+            "start live {}: takes no argument (live objects are counted exactly, from the heap)",
+            settings.join(" ")
+        ))
+        }
+        ("live", false) => return crate::live_switch::stop(a),
+        ("monitors", true) if settings.is_empty() => return crate::monitor_switch::start(a, jni),
+        ("monitors", false) => return crate::monitor_switch::stop(a),
+        ("cpu", true) => return crate::cpu_switch::start(a, jni, settings),
+        ("cpu", false) => return crate::cpu_switch::stop(a, jni),
+        _ => {}
+    }
     let p = probe(name)?;
     let chosen = match settings {
         [] => None,
@@ -110,11 +132,21 @@ fn status(a: &Agent) -> String {
         (true, true) => "on",
         (true, false) => "off",
     };
+    let live = match (&a.live, crate::live_switch::is_on()) {
+        (Some(_), _) => "on from load".to_string(),
+        (None, true) => "on".to_string(),
+        (None, false) => "off".to_string(),
+    };
     format!(
-        "pid {}\nalloc: {}\nmethods: {}\nengaged: {}\nreports: {}.*\nsocket: {}",
+        "pid {}\nalloc: {}\nmethods: {}\nlive: {live}\nmonitors: {}\ncpu: {}\nengaged: {}\nreports: {}.*\nsocket: {}",
         std::process::id(),
         probe_state(Probe::Alloc),
         probe_state(Probe::Methods),
+        if crate::monitor_switch::is_on() { "on" } else { "off" },
+        match (crate::sampler::running(), crate::sampler::cpu_interval_ns()) {
+            (true, Some(ns)) => format!("on, every {} us", ns / 1000),
+            _ => "off".to_string(),
+        },
         a.engaged.load(std::sync::atomic::Ordering::Acquire),
         a.rules.output_path(std::process::id()),
         crate::control::listening_on()

@@ -130,7 +130,7 @@ fn watcher_main(jni: Jni) {
     {
         let w = watcher();
         w.running.store(true, Ordering::Release);
-        while let Some(p) = profiler() {
+        while let Some(p) = profiler().filter(|p| p.monitor_info) {
             let period = if p.rules.watch_ms > 0 {
                 Duration::from_millis(p.rules.watch_ms as u64)
             } else {
@@ -227,7 +227,10 @@ fn dump(p: &Profiler, jni: Jni, reason: &str, always: bool) {
 /// deadlocks alone), as text, from one snapshot taken now. Nothing is written to a file.
 pub fn text_now(jni: Jni, every_thread: bool) -> Result<String, String> {
     let p = crate::threads::profiler()
-        .ok_or("the thread profiler is off: load the agent with threads=on (or monitors=on)")?;
+        .filter(|p| p.monitor_info)
+        .ok_or(
+        "the thread profiler is off: load the agent with threads=on (or monitors=on) at start-up",
+    )?;
     if !jni.push_frame(4096) {
         return Err("no room for the snapshot's local references".into());
     }

@@ -39,7 +39,7 @@ pub fn sampled_object_alloc(_: Jni, _thread: jthread, object: jobject, class: jc
 
 /// The number of `class`, from its mirror's tag, or given now. Two threads sampling a new class at
 /// once may give it two numbers; the report adds classes up by name, so nothing is lost.
-fn class_number(a: &Agent, live: &Live, class: jclass) -> Option<u32> {
+pub(crate) fn class_number(a: &Agent, live: &Live, class: jclass) -> Option<u32> {
     if let Some(n) = live::mirror_number(a.jvmti.tag(class)) {
         return Some(n);
     }

@@ -21,6 +21,7 @@ pub mod calls;
 pub mod class_index;
 pub mod commands;
 pub mod control;
+pub mod cpu_switch;
 pub mod deadlocks;
 pub mod event_ring;
 pub mod ffi;
@@ -29,8 +30,10 @@ pub mod heap_sampling;
 pub mod hook;
 pub mod hprof;
 pub mod live;
+pub mod live_switch;
 pub mod method_report;
 pub mod monitor_report;
+pub mod monitor_switch;
 pub mod monitors;
 pub mod natives;
 pub mod object_free;
@@ -85,7 +88,7 @@ static HEAP_PROXY_CALLS_CLASS: &[u8] = include_bytes!(concat!(
     "/heap-proxy/java/lang/HeapProxyCalls.class"
 ));
 
-const CLASS_SLOTS: jint = 1 << 16;
+pub(crate) const CLASS_SLOTS: jint = 1 << 16;
 const MAX_SITES: jint = 1 << 20;
 const MAX_METHODS: jint = 1 << 20;
 /// Per-thread allocation rows (HeapProxyAllocs): a thread uses the slot named by the low bits of its tid,
@@ -267,6 +270,14 @@ pub fn load_in(vm: JavaVm, options: &str, phase: Phase) -> Result<switches::RunT
         threads::install(jvmti, &a.rules, &caps, &mut handlers);
         sampler::install(jvmti, &a.rules, settings.sample_threads, &mut handlers)?;
     }
+    // `start cpu` may start the sampler later (cpu_switch.rs): its handlers go in front now.
+    if sampler::sampler().is_none() {
+        sampler::wrap_handlers(&mut handlers);
+    }
+    // `start monitors` may enable the monitor events later (monitor_switch.rs); JVMTI takes one table.
+    if handlers.monitor_contended_enter.is_none() {
+        monitors::register(&mut handlers);
+    }
     ffi::events::install(jvmti, handlers)?;
     if live_sampling.is_some()
         && jvmti.set_event_notification_mode(event::OBJECT_FREE, ENABLE) != jvmti::ERROR_NONE
@@ -309,6 +320,10 @@ pub fn load_in(vm: JavaVm, options: &str, phase: Phase) -> Result<switches::RunT
         }
     }
     threads::enable_events(jvmti)?;
+    monitor_switch::init(agent().is_some_and(|a| {
+        let t = a.rules.threads();
+        t.enabled && (t.monitors || t.trace.is_some())
+    }));
     sampler::enable_events(jvmti)?;
     Ok(run_time)
 }

@@ -18,6 +18,9 @@
 //! bit 61      1: `id` is a class's dense index (HeapProxyAllocs)
 //! bit 60      1: `id` is a class the heap sampler met (this module's own numbering)
 //!             bits 61 and 60 together: the tag of a class mirror, holding that number; never counted
+//!             bit 60 alone with the id's top bit (59) set: an object found by the heap walk of `start
+//!             live` (live_switch.rs), allocated before profiling; the rest of the id is its class's
+//!             number as above
 //! (neither)   `id` is a rewriter site id
 //! bits 40-59  id
 //! bits 0-39   the object's size in bytes (capped at 2^40 - 1)
@@ -38,6 +41,8 @@ const SAMPLED_CLASS_TAG: i64 = 1 << 60;
 const MIRROR_TAG: i64 = CLASS_TAG | SAMPLED_CLASS_TAG;
 const ID_SHIFT: u32 = 40;
 const ID_MASK: i64 = (1 << 20) - 1;
+/// In a heap-sampled class's id: the object was there before profiling (class numbers stay below it).
+const BEFORE_BIT: u32 = 1 << 19;
 const BYTES_MASK: i64 = (1 << ID_SHIFT) - 1;
 /// Heap-sampled counts are kept in 1/WEIGHT_UNIT objects, so that weights need no floating point
 /// on the free path and add up without drift.
@@ -57,6 +62,9 @@ pub enum Owner {
     ClassSlot(u32),
     /// A class numbered by `Live::sampled_class` (heap sampling).
     SampledClass(u32),
+    /// An object of that class already alive when live tracking started (live_switch.rs): counted one
+    /// for one whatever the sampling, and only ever counted down.
+    Before(u32),
 }
 
 /// How the tagged objects are chosen.
@@ -72,7 +80,8 @@ pub fn encode(owner: Owner, bytes: i64) -> i64 {
     let (flag, id) = match owner {
         Owner::Site(id) => (0, id),
         Owner::ClassSlot(slot) => (CLASS_TAG, slot),
-        Owner::SampledClass(id) => (SAMPLED_CLASS_TAG, id),
+        Owner::SampledClass(id) => (SAMPLED_CLASS_TAG, id & !BEFORE_BIT),
+        Owner::Before(id) => (SAMPLED_CLASS_TAG, id | BEFORE_BIT),
     };
     flag | ((id as i64 & ID_MASK) << ID_SHIFT) | bytes.clamp(0, BYTES_MASK)
 }
@@ -84,6 +93,8 @@ pub fn decode(tag: i64) -> Option<(Owner, i64)> {
     let id = ((tag >> ID_SHIFT) & ID_MASK) as u32;
     let owner = if tag & CLASS_TAG != 0 {
         Owner::ClassSlot(id)
+    } else if tag & SAMPLED_CLASS_TAG != 0 && id & BEFORE_BIT != 0 {
+        Owner::Before(id & !BEFORE_BIT)
     } else if tag & SAMPLED_CLASS_TAG != 0 {
         Owner::SampledClass(id)
     } else {
@@ -116,6 +127,8 @@ pub struct Live {
     /// Heap sampling: counters and Java names of the classes met, by their number.
     sampled: Box<[Counter]>,
     sampled_names: Mutex<Vec<String>>,
+    /// Objects from before profiling, by the same class numbers (live tracking started at run time).
+    before: Box<[Counter]>,
 }
 
 impl Live {
@@ -131,6 +144,7 @@ impl Live {
             classes: table(classes),
             sampled: table(sampled),
             sampled_names: Mutex::new(Vec::new()),
+            before: table(sampled),
         }
     }
 
@@ -139,6 +153,7 @@ impl Live {
             Owner::Site(id) => self.sites.get(id as usize),
             Owner::ClassSlot(slot) => self.classes.get(slot as usize),
             Owner::SampledClass(n) => self.sampled.get(n as usize),
+            Owner::Before(n) => self.before.get(n as usize),
         }
     }
 
@@ -165,7 +180,10 @@ impl Live {
 
     /// What one tagged object of `bytes` counts for: objects (in 1/WEIGHT_UNIT under heap sampling)
     /// and bytes (likewise).
-    fn weight(&self, bytes: i64) -> (i64, i64) {
+    fn weight(&self, owner: Owner, bytes: i64) -> (i64, i64) {
+        if let Owner::Before(_) = owner {
+            return (1, bytes);
+        }
         match self.sampling {
             Sampling::Every(_) => (1, bytes),
             Sampling::Bytes(interval) => {
@@ -178,7 +196,7 @@ impl Live {
     fn apply(&self, tag: i64, sign: i64) {
         if let Some((owner, bytes)) = decode(tag) {
             if let Some(c) = self.counter(owner) {
-                let (n, b) = self.weight(bytes);
+                let (n, b) = self.weight(owner, bytes);
                 c.count.fetch_add(sign * n, Ordering::Relaxed);
                 c.bytes.fetch_add(sign * b, Ordering::Relaxed);
             }
@@ -190,6 +208,9 @@ impl Live {
         self.counter(owner).map_or((0, 0), |c| {
             let count = c.count.load(Ordering::Relaxed).max(0) as u64;
             let bytes = c.bytes.load(Ordering::Relaxed).max(0) as u64;
+            if let Owner::Before(_) = owner {
+                return (count, bytes);
+            }
             match self.sampling {
                 Sampling::Every(n) => (count * n as u64, bytes * n as u64),
                 Sampling::Bytes(_) => {
@@ -203,14 +224,44 @@ impl Live {
     /// Heap sampling: live objects and bytes per class name (classes of one name from several loaders
     /// added together).
     pub fn by_sampled_class(&self) -> std::collections::HashMap<String, (u64, u64)> {
+        self.by_class(Owner::SampledClass)
+    }
+
+    /// The names of the classes numbered so far, by number.
+    pub fn class_names(&self) -> Vec<String> {
+        lock(&self.sampled_names).clone()
+    }
+
+    /// The objects from before profiling still alive, per class name (live_switch.rs).
+    pub fn before_by_class(&self) -> std::collections::HashMap<String, (u64, u64)> {
+        let mut out = self.by_class(Owner::Before);
+        out.retain(|_, v| *v != (0, 0));
+        out
+    }
+
+    fn by_class(&self, owner: fn(u32) -> Owner) -> std::collections::HashMap<String, (u64, u64)> {
         let mut out = std::collections::HashMap::new();
         for (n, name) in lock(&self.sampled_names).iter().enumerate() {
-            let (count, bytes) = self.of(Owner::SampledClass(n as u32));
+            let (count, bytes) = self.of(owner(n as u32));
             let e: &mut (u64, u64) = out.entry(name.clone()).or_default();
             e.0 += count;
             e.1 += bytes;
         }
         out
+    }
+
+    /// Every counter back to zero (`stop live`, once the tags they counted are gone); class numbers stay.
+    pub fn clear(&self) {
+        for c in self
+            .sites
+            .iter()
+            .chain(&*self.classes)
+            .chain(&*self.sampled)
+            .chain(&*self.before)
+        {
+            c.count.store(0, Ordering::Relaxed);
+            c.bytes.store(0, Ordering::Relaxed);
+        }
     }
 }
 
@@ -237,6 +288,14 @@ mod tests {
         assert_eq!(decode(mirror_tag(9)), None);
         assert_eq!(mirror_number(mirror_tag(9)), Some(9));
         assert_eq!(mirror_number(encode(Owner::SampledClass(9), 24)), None);
+        assert_eq!(
+            decode(encode(Owner::Before(9), 24)),
+            Some((Owner::Before(9), 24))
+        );
+        assert_ne!(
+            encode(Owner::Before(9), 24),
+            encode(Owner::SampledClass(9), 24)
+        );
         let live = Live::new(Sampling::Every(1), 8, 8);
         let tag = encode(Owner::Site(3), 16);
         live.tagged(tag);
@@ -273,5 +332,15 @@ mod heap_sampling_tests {
         live.freed(big);
         assert_eq!(live.of(Owner::SampledClass(n)), (0, 0));
         assert_eq!(live.by_sampled_class()["a.Big"], (0, 0));
+        // Objects from before profiling count one for one, apart from the samples of their class.
+        let before = encode(Owner::Before(n), 16);
+        live.tagged(before);
+        live.tagged(before);
+        live.freed(before);
+        assert_eq!(live.before_by_class()["a.Small"], (1, 16));
+        assert!(!live.before_by_class().contains_key("a.Big"));
+        assert_eq!(live.by_sampled_class()["a.Small"], (0, 0));
+        live.clear();
+        assert!(live.before_by_class().is_empty());
     }
 }

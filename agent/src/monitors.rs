@@ -84,6 +84,13 @@ pub fn monitors() -> &'static Monitors {
     M.get_or_init(Default::default)
 }
 
+/// Forgets the enters and waits under way (`stop monitors`): with the events off their ends never come.
+pub fn forget_pending() {
+    let m = monitors();
+    lock(&m.entering).clear();
+    lock(&m.waiting).clear();
+}
+
 pub fn register(handlers: &mut Handlers) {
     handlers.monitor_contended_enter = Some(contended_enter);
     handlers.monitor_contended_entered = Some(contended_entered);

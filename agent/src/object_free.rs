@@ -11,7 +11,7 @@ use crate::xml_trace::TRACE_TAG_BIT;
 pub fn object_free(tag: jlong) {
     if tag & TRACE_TAG_BIT != 0 {
         crate::xml_trace::object_freed(tag);
-    } else if let Some(live) = crate::state::agent().and_then(|a| a.live.as_ref()) {
+    } else if let Some(live) = crate::state::agent().and_then(crate::live_switch::tracker) {
         live.freed(tag);
     }
 }

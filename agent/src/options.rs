@@ -283,7 +283,7 @@ fn live_mode(value: &str) -> Result<LiveMode, String> {
 }
 
 /// `512k`, `1m` (binary units): a byte interval for the JVM's heap sampler, which takes a positive jint.
-fn byte_size(value: &str) -> Option<u32> {
+pub(crate) fn byte_size(value: &str) -> Option<u32> {
     let lower = value.to_ascii_lowercase();
     let (digits, unit) = match lower.strip_suffix('k') {
         Some(d) => (d, 1u64 << 10),

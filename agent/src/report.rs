@@ -49,6 +49,8 @@ pub struct Site {
     pub live: Option<(u64, u64)>,
     /// The count is this stack's estimated share of the site's exact count (`stacks=SIZE`).
     pub estimated: bool,
+    /// Objects alive when `start live` walked the heap (live_switch.rs): no count, only live figures.
+    pub before_profiling: bool,
 }
 
 pub struct Report {
@@ -164,6 +166,7 @@ pub fn collect(a: &Agent, jni: Jni, proxy: jobject, when: When) -> Report {
                 site_id: Some(key.site as u32),
                 live: None,
                 estimated: false,
+                before_profiling: false,
             });
         }
     } else {
@@ -197,6 +200,7 @@ pub fn collect(a: &Agent, jni: Jni, proxy: jobject, when: When) -> Report {
                 site_id: Some(id as u32),
                 live: None,
                 estimated: false,
+                before_profiling: false,
             });
         }
     }
@@ -215,7 +219,48 @@ pub fn collect(a: &Agent, jni: Jni, proxy: jobject, when: When) -> Report {
             .collect();
         sites = crate::sampled_stacks::split(sites, samples, &table.frames);
     }
-    if let Some(l) = a
+    if let Some(census) = crate::live_switch::census(a, jni) {
+        // `start live`: the objects from before it, a site of their own per class, and in their class's
+        // row with those allocated since.
+        let crate::live_switch::Census { before, mut since } = census;
+        let mut per_class = std::mem::take(&mut since);
+        if !before.is_empty() {
+            let frame = table.intern(Frame {
+                class: instr_profile::model::BEFORE_PROFILING.into(),
+                method: String::new(),
+                descriptor: String::new(),
+                file: None,
+                line: None,
+            });
+            for (class, &(n, b)) in &before {
+                sites.push(Site {
+                    class: class.clone(),
+                    count: 0,
+                    bytes: 0,
+                    frames: vec![frame],
+                    site_id: None,
+                    live: Some((n, b)),
+                    estimated: false,
+                    before_profiling: true,
+                });
+                let e = per_class.entry(class.clone()).or_default();
+                e.0 += n;
+                e.1 += b;
+            }
+        }
+        for c in &mut classes {
+            c.live = Some(per_class.remove(c.name.as_str()).unwrap_or((0, 0)));
+        }
+        // Classes alive now that no allocation probe counted (the probe off, or not selecting them).
+        for (name, live) in per_class.into_iter().filter(|(_, l)| *l != (0, 0)) {
+            classes.push(ClassCount {
+                name,
+                instances: 0,
+                bytes: 0,
+                live: Some(live),
+            });
+        }
+    } else if let Some(l) = a
         .live
         .as_ref()
         .filter(|l| matches!(l.sampling, Sampling::Bytes(_)))
@@ -271,7 +316,7 @@ pub fn collect(a: &Agent, jni: Jni, proxy: jobject, when: When) -> Report {
 /// which makes the VM post the OBJECT_FREE events it still holds for that GC (they are otherwise posted
 /// lazily, on the service thread), leaves only the objects really alive counted.
 fn settle_live(a: &Agent) {
-    if a.live.is_none() {
+    if crate::live_switch::tracker(a).is_none() {
         return;
     }
     a.jvmti.force_garbage_collection();
@@ -491,6 +536,7 @@ fn site_row(s: Site) -> SiteRow {
         stack_estimated: s.estimated,
         live_instances: s.live.map(|l| l.0),
         live_bytes: s.live.map(|l| l.1),
+        before_profiling: s.before_profiling,
     }
 }
 

@@ -110,6 +110,7 @@ pub fn split(sites: Vec<Site>, samples: Vec<(Vec<u32>, u64)>, table: &[Frame]) -
                 site_id: site.site_id,
                 live: site.live,
                 estimated: true,
+                before_profiling: false,
             });
         }
     }
@@ -179,6 +180,7 @@ mod tests {
             site_id: Some(line as u32),
             live: None,
             estimated: false,
+            before_profiling: false,
         };
         let samples = vec![
             (vec![frame("leaf", 10), frame("viaA", 3)], 300),

@@ -268,6 +268,14 @@ pub fn install(
     if s.engine == SamplingEngine::Agct {
         signals::install(on_signal)?;
     }
+    wrap_handlers(handlers);
+    Ok(())
+}
+
+/// Puts the sampler's handlers in front of those it shares. With sampling off at load, `start cpu`
+/// (below) may start it later, and JVMTI takes one callback table: each wrapper only passes the event
+/// on while no sampler exists, and the sampler's own events stay disabled until then.
+pub fn wrap_handlers(handlers: &mut Handlers) {
     let _ = CHAIN.set(Chain {
         thread_start: handlers.thread_start,
         thread_end: handlers.thread_end,
@@ -281,10 +289,9 @@ pub fn install(
     // AsyncGetCallTrace refuses to walk (ticks_no_class_load) unless some agent listens to ClassLoad.
     handlers.class_load = handlers.class_load.or(Some(class_load));
     handlers.class_prepare = Some(class_prepare);
-    if wants_compiled_method_load(&s) {
-        handlers.compiled_method_load = Some(compiled_method_load);
-    }
-    Ok(())
+    // Set always (one callback table for the VM's life); the event is enabled only with
+    // `debug-non-safepoints=on` (`enable_events`, `own_events`).
+    handlers.compiled_method_load = Some(compiled_method_load);
 }
 
 /// Enables the sampler's events (after SetEventCallbacks).
@@ -511,6 +518,7 @@ fn vm_death(jni: Jni) {
 
 fn drain_main(jni: Jni) {
     let Some(s) = sampler() else { return };
+    DRAINING.store(true, Ordering::Release);
     let mut period = DRAIN_PERIOD;
     while !s.stopping.load(Ordering::Acquire) {
         std::thread::sleep(period);
@@ -521,6 +529,7 @@ fn drain_main(jni: Jni) {
             DRAIN_PERIOD
         };
     }
+    DRAINING.store(false, Ordering::Release);
 }
 
 /// Empties the ring into the fold and the log, and flushes the log; the number of samples drained.
@@ -780,6 +789,142 @@ pub fn collapsed_files(p: &instr_profile::Profile, prefix: &str) -> Vec<(String,
         }
     }
     out
+}
+
+// Started and stopped while the program runs (`start cpu`, `stop cpu`; cpu_switch.rs has the rest).
+
+/// Whether a drain thread runs (a stopped sampler's drain ends within one DRAIN_PERIOD).
+static DRAINING: AtomicBool = AtomicBool::new(false);
+
+/// The events the sampler enables, beside the thread events others may share: CompiledMethodLoad only
+/// with `debug-non-safepoints=on`.
+fn own_events(s: &Sampler) -> Vec<u32> {
+    let mut events = vec![event::CLASS_LOAD, event::CLASS_PREPARE];
+    if wants_compiled_method_load(&s.rules) {
+        events.push(event::COMPILED_METHOD_LOAD);
+    }
+    events
+}
+
+/// Whether the sampler runs now (made at load with `cpu=`/`wall=`, or by `start cpu`, and not stopped).
+pub fn running() -> bool {
+    sampler().is_some_and(|s| !s.stopping.load(Ordering::Acquire))
+}
+
+/// The CPU interval the sampler was made with, if it was.
+pub fn cpu_interval_ns() -> Option<u64> {
+    sampler().map(|s| s.rules.cpu_ns)
+}
+
+/// `start cpu`: the CPU sampler from now, every `cpu_ns` of each thread's CPU time. `running` are the
+/// threads alive now (OS id, name), which get their timers here; threads started later get theirs at
+/// ThreadStart. The first start makes the sampler and its log; a later one resumes it, at the same
+/// interval (the log has one).
+pub fn start_at_run_time(
+    jvmti: Jvmti,
+    rules: &Rules,
+    cpu_ns: u64,
+    jni: Jni,
+    running: &[(i32, String)],
+) -> Result<usize, String> {
+    if let Some(s) = sampler() {
+        if s.rules.cpu_ns != cpu_ns || s.rules.engine != SamplingEngine::Agct {
+            return Err(format!(
+                "the sampler ran at cpu={}us before; its interval is fixed for the life of the VM",
+                s.rules.cpu_ns / 1000
+            ));
+        }
+        // The last drain thread is gone before this one starts.
+        for _ in 0..100 {
+            if !DRAINING.load(Ordering::Acquire) {
+                break;
+            }
+            std::thread::sleep(DRAIN_PERIOD / 4);
+        }
+        s.stopping.store(false, Ordering::Release);
+    } else {
+        let mut with = rules.clone();
+        with.set_sampling(SamplingRules {
+            cpu_ns,
+            wall_ns: 0,
+            engine: SamplingEngine::Agct,
+            // A run-time start samples with safepoint debug information only: turning
+            // CompiledMethodLoad on now would not reach the code already compiled.
+            debug_non_safepoints: false,
+        });
+        install(jvmti, &with, false, &mut Handlers::default())?;
+    }
+    let s = sampler().ok_or("the sampler could not be set up")?;
+    signals::install(on_signal)?;
+    // AsyncGetCallTrace names only methods that have a jmethodID.
+    for class in s.jvmti.loaded_classes() {
+        let _ = s.jvmti.class_methods(class);
+        jni.delete_local(class);
+    }
+    for e in own_events(s)
+        .into_iter()
+        .chain([event::THREAD_START, event::THREAD_END])
+    {
+        if jvmti.set_event(e, true) != ERROR_NONE {
+            return Err(format!(
+                "cannot enable JVMTI event {e} (needed by the sampler)"
+            ));
+        }
+    }
+    let mut armed = 0;
+    for (tid, name) in running {
+        if own_thread(name) || *tid == signals::current_tid() {
+            continue;
+        }
+        // Err: the thread ended meanwhile.
+        if let Ok(timer) = signals::arm_cpu_timer_of(*tid, cpu_ns) {
+            let mut d = lock(&s.drain);
+            let id = d.next_thread;
+            d.next_thread += 1;
+            d.threads.insert(*tid, id);
+            d.emit(Record::Thread {
+                id,
+                name: name.clone(),
+            });
+            drop(d);
+            if let Some(old) = lock(&s.timers).insert(*tid, timer) {
+                signals::disarm_cpu_timer(old);
+            }
+            armed += 1;
+        }
+    }
+    start_thread(s, jni, "instr-sampler-drain", drain_main);
+    Ok(armed)
+}
+
+/// `stop cpu`: no timer, no signal, no event of the sampler's own left; `thread_events` says whether
+/// ThreadStart and ThreadEnd stay on for the rest of the agent. What was sampled stays in the reports.
+pub fn stop_at_run_time(jni: Jni, thread_events: (bool, bool)) -> usize {
+    let Some(s) = sampler() else { return 0 };
+    s.stopping.store(true, Ordering::Release);
+    signals::stop();
+    let timers: Vec<usize> = lock(&s.timers).drain().map(|(_, t)| t).collect();
+    for &timer in &timers {
+        signals::disarm_cpu_timer(timer);
+    }
+    let mut off = own_events(s);
+    if !thread_events.0 {
+        off.push(event::THREAD_START);
+    }
+    if !thread_events.1 {
+        off.push(event::THREAD_END);
+    }
+    for e in off {
+        // ClassLoad also feeds the XML trace, whose handler stays; its event is on then for the trace.
+        if e == event::CLASS_LOAD
+            && crate::threads::profiler().is_some_and(|p| p.rules.trace.is_some())
+        {
+            continue;
+        }
+        s.jvmti.set_event(e, false);
+    }
+    drain_once(s, jni);
+    timers.len()
 }
 
 #[cfg(test)]

@@ -53,6 +53,9 @@ pub struct Profiler {
     pub virtual_threads: bool,
     /// jmethodID of `Thread.getId()` (or `threadId()`), once looked up.
     thread_id_method: AtomicUsize,
+    /// Whether owned monitors can be listed (the start-up capabilities of monitor dumps and deadlocks);
+    /// not for the monitor profiler `start monitors` sets up in a running VM (monitor_switch.rs).
+    pub monitor_info: bool,
 }
 
 static PROFILER: OnceLock<Profiler> = OnceLock::new();
@@ -192,6 +195,7 @@ pub fn install(jvmti: Jvmti, rules: &Rules, caps: &Capabilities, handlers: &mut 
         live: AtomicBool::new(true),
         virtual_threads: caps.has(capability::SUPPORT_VIRTUAL_THREADS),
         thread_id_method: AtomicUsize::new(0),
+        monitor_info: true,
     });
     handlers.thread_start = Some(thread_start);
     // THREAD_END is lib.rs's: it also hands the thread's allocation rows over, and calls thread_ended.
@@ -203,6 +207,35 @@ pub fn install(jvmti: Jvmti, rules: &Rules, caps: &Capabilities, handlers: &mut 
     if t.trace.is_some() {
         crate::xml_trace::register(handlers, t);
     }
+}
+
+/// The monitor profiler alone, set up while the VM runs (`start monitors`, monitor_switch.rs) with the
+/// capabilities of the live phase: contention and waits, without monitor dumps or deadlock checks. The
+/// threads running now are recorded by name; false when a profiler is set up already.
+pub fn install_monitors_only(jvmti: Jvmti, rules: &Rules, jni: Jni) -> bool {
+    now();
+    let t = ThreadRules {
+        enabled: true,
+        monitors: true,
+        ..ThreadRules::default()
+    };
+    let installed = PROFILER
+        .set(Profiler {
+            jvmti,
+            rules: t,
+            depth: rules.depth().clamp(MONITOR_STACK_DEPTH, 64) as usize,
+            prefix: rules.output_path(std::process::id()),
+            threads: Mutex::new(BTreeMap::new()),
+            live: AtomicBool::new(true),
+            virtual_threads: false,
+            thread_id_method: AtomicUsize::new(0),
+            monitor_info: false,
+        })
+        .is_ok();
+    if let (true, Some(p)) = (installed, profiler()) {
+        record_running(p, jni);
+    }
+    installed
 }
 
 /// Enables the profiler's events (after SetEventCallbacks).
@@ -252,6 +285,15 @@ pub fn check_outputs(rules: &Rules) -> Result<(), String> {
 /// VM_INIT: records the threads already running and starts the agent threads.
 pub fn vm_init(jni: Jni) {
     let Some(p) = profiler() else { return };
+    record_running(p, jni);
+    crate::deadlocks::start_watcher(p, jni);
+    if p.rules.trace.is_some() {
+        crate::xml_trace::start_writer(p, jni);
+    }
+}
+
+/// Records the threads alive now, as started at this moment.
+fn record_running(p: &Profiler, jni: Jni) {
     let t = now();
     for thread in p.jvmti.all_threads() {
         if let Some(mut r) = describe(p, jni, thread, false) {
@@ -263,10 +305,6 @@ pub fn vm_init(jni: Jni) {
             }
         }
         jni.delete_local(thread);
-    }
-    crate::deadlocks::start_watcher(p, jni);
-    if p.rules.trace.is_some() {
-        crate::xml_trace::start_writer(p, jni);
     }
 }
 

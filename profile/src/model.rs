@@ -79,7 +79,15 @@ pub struct SiteRow {
     pub live_instances: Option<u64>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub live_bytes: Option<u64>,
+    /// The objects of `class` that were already alive when live tracking started at run time (`instr ctl
+    /// PID start live`), found by a heap walk: no allocation count, no stack but the one pseudo-frame
+    /// [`BEFORE_PROFILING`], and their live count only falls.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub before_profiling: bool,
 }
+
+/// The class of the one frame of a site of objects from before profiling ([`SiteRow::before_profiling`]).
+pub const BEFORE_PROFILING: &str = "(before profiling)";
 
 #[derive(Serialize, Deserialize, Debug, Clone, Default, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub struct Frame {

@@ -20,6 +20,11 @@ import java.util.concurrent.ConcurrentHashMap;
  *   capture     the bytes ClassFileLoadHook sees now for AttachLoop, AttachLoop$Item and java.lang.Object,
  *               as "class NAME SHA-256 LENGTH" (retransformed through AttachSpy's Instrumentation)
  *   control CMD instr.Control.command(CMD): what it returns, or "refused: MESSAGE"
+ *   keep N      N new Kept objects, held in a static list
+ *   drop N      the N oldest Kept objects let go, then System.gc()
+ *   contend N   N contended enters of one AttachLoop$Lock by the main thread, exactly
+ *   busy MS     a new thread spins in Busy.spin for MS milliseconds
+ *   spin MS     this (main) thread spins in Busy.spin for MS milliseconds
  */
 public class AttachLoop {
     static final class Item implements Cloneable {
@@ -45,6 +50,56 @@ public class AttachLoop {
                 o[0] = new StringBuilder().append(sink);
                 sink += o.length + o[0].hashCode();
             }
+        }
+    }
+
+    /** Objects whose number alive the test knows: those in KEPT. */
+    static final class Kept {
+        final long v;
+        Kept(long v) { this.v = v; }
+    }
+
+    static final List<Kept> KEPT = new ArrayList<>();
+
+    static final class Lock {}
+
+    /**
+     * N contended enters of a Lock, exactly: a holder thread takes the lock, lets this thread try, and
+     * lets go only once this thread is blocked on it.
+     */
+    static void contend(int n) throws InterruptedException {
+        Lock lock = new Lock();
+        Thread self = Thread.currentThread();
+        java.util.concurrent.Semaphore held = new java.util.concurrent.Semaphore(0);
+        java.util.concurrent.Semaphore entered = new java.util.concurrent.Semaphore(0);
+        Thread holder = new Thread(() -> {
+            for (int i = 0; i < n; i++) {
+                synchronized (lock) {
+                    held.release();
+                    while (self.getState() != Thread.State.BLOCKED) Thread.onSpinWait();
+                }
+                entered.acquireUninterruptibly();
+            }
+        }, "contend-holder");
+        holder.start();
+        for (int i = 0; i < n; i++) {
+            held.acquire();
+            synchronized (lock) {
+                sink += i;
+            }
+            entered.release();
+        }
+        holder.join();
+    }
+
+    static final class Busy {
+        static void spin(long millis) {
+            long end = System.nanoTime() + millis * 1_000_000L;
+            long x = 1;
+            while (System.nanoTime() < end) {
+                for (int i = 0; i < 1000; i++) x = x * 31 + i;
+            }
+            sink += x;
         }
     }
 
@@ -108,6 +163,26 @@ public class AttachLoop {
                     for (int i = Integer.parseInt(w[1]); i > 0; i--) sink += original.copy().v;
                     break;
                 }
+                case "keep":
+                    for (int i = Integer.parseInt(w[1]); i > 0; i--) KEPT.add(new Kept(i));
+                    break;
+                case "drop":
+                    KEPT.subList(0, Integer.parseInt(w[1])).clear();
+                    System.gc();
+                    break;
+                case "contend":
+                    contend(Integer.parseInt(w[1]));
+                    break;
+                case "busy": {
+                    long ms = Long.parseLong(w[1]);
+                    Thread t = new Thread(() -> Busy.spin(ms), "busy");
+                    t.start();
+                    t.join();
+                    break;
+                }
+                case "spin":
+                    Busy.spin(Long.parseLong(w[1]));
+                    break;
                 case "capture":
                     capture();
                     break;

@@ -24,6 +24,11 @@ impl JavaVm {
         (rc == JNI_OK && !env.is_null()).then(|| unsafe { Jni::from_raw(env.cast()) })
     }
 
+    /// The raw handle (for the sampler's signal handler, which may call no wrapper).
+    pub fn raw(&self) -> *mut JavaVM {
+        self.0
+    }
+
     /// A JVMTI 1.2 environment for the agent.
     pub fn jvmti(&self) -> Result<Jvmti, String> {
         let mut env: *mut c_void = std::ptr::null_mut();

@@ -113,6 +113,15 @@ impl Capabilities {
 /// `JVMTI_HEAP_FILTER_UNTAGGED`: skip objects without a tag.
 const HEAP_FILTER_UNTAGGED: jint = 0x8;
 
+/// Which objects [`Jvmti::retag_heap`] visits.
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub enum HeapObjects {
+    /// Those without a tag (`JVMTI_HEAP_FILTER_TAGGED` leaves the tagged ones out).
+    Untagged,
+    /// Those with a tag.
+    Tagged,
+}
+
 type HeapIterationFn =
     unsafe extern "system" fn(jlong, jlong, *mut jlong, jint, *mut c_void) -> jint;
 
@@ -395,6 +404,50 @@ impl Jvmti {
             116,
             fn(jint, jclass, *const HeapCallbacks, *mut c_void),
             HEAP_FILTER_UNTAGGED,
+            ptr::null_mut(),
+            &callbacks,
+            &mut visit as *mut _ as *mut c_void
+        )
+    }
+    /// Visits the objects `which` selects, in one IterateThroughHeap: `visit(class_tag, size, tag)`
+    /// returns the object's new tag. It runs with the heap locked: it may touch atomics and its own
+    /// state, and call no JNI or JVMTI function.
+    pub fn retag_heap(
+        &self,
+        which: HeapObjects,
+        mut visit: impl FnMut(jlong, jlong, jlong) -> jlong,
+    ) -> JvmtiError {
+        unsafe extern "system" fn each(
+            class_tag: jlong,
+            size: jlong,
+            tag: *mut jlong,
+            _length: jint,
+            user: *mut c_void,
+        ) -> jint {
+            const P: super::guard::Policy =
+                super::guard::Policy::once("IterateThroughHeap", "live counts may be incomplete");
+            super::guard::guard(P, 0x8000, || {
+                // SAFETY: `user` is the `&mut dyn FnMut` passed below, alive for the whole iteration;
+                // the VM passes the visited object's tag slot, which the callback may write.
+                unsafe {
+                    let visit = &mut *(user as *mut &mut dyn FnMut(jlong, jlong, jlong) -> jlong);
+                    *tag = visit(class_tag, size, *tag);
+                }
+                0
+            })
+        }
+        let mut callbacks = HeapCallbacks { slots: [None; 15] };
+        callbacks.slots[0] = Some(each);
+        let mut visit: &mut dyn FnMut(jlong, jlong, jlong) -> jlong = &mut visit;
+        let filter = match which {
+            HeapObjects::Untagged => 0x4,
+            HeapObjects::Tagged => HEAP_FILTER_UNTAGGED,
+        };
+        call!(
+            self,
+            116,
+            fn(jint, jclass, *const HeapCallbacks, *mut c_void),
+            filter,
             ptr::null_mut(),
             &callbacks,
             &mut visit as *mut _ as *mut c_void

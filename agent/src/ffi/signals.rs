@@ -69,6 +69,9 @@ pub type SampleHandler = fn(Trigger, i32, u32, Result<&[RawFrame], i32>);
 const SI_OVERRUN_OFFSET: usize = 20;
 
 static AGCT: AtomicUsize = AtomicUsize::new(0);
+/// The VM, for the JNIEnv of a thread that is not in the table (`start cpu` in a running VM: the threads
+/// alive then never ran a ThreadStart of the sampler's). Null: such signals count as [`NO_ENV`].
+static JAVA_VM: AtomicPtr<jni_sys::JavaVM> = AtomicPtr::new(std::ptr::null_mut());
 static HANDLER: AtomicUsize = AtomicUsize::new(0);
 static ACTIVE: AtomicBool = AtomicBool::new(false);
 
@@ -233,6 +236,69 @@ pub fn signal_thread(tid: i32) -> bool {
     unsafe { libc::syscall(libc::SYS_tgkill, libc::getpid(), tid, libc::SIGPROF) == 0 }
 }
 
+/// Lets the handler ask the VM for the JNIEnv of a thread the table does not hold (see [`JAVA_VM`]).
+pub fn find_unregistered_threads(vm: *mut jni_sys::JavaVM) {
+    JAVA_VM.store(vm, Ordering::Release);
+}
+
+/// The calling thread's JNIEnv from the VM's GetEnv, or null (no VM given, or not a Java thread).
+/// GetEnv reads the VM's own thread-local (initial-exec TLS in libjvm) and takes no lock, so it is
+/// safe in the handler, as profilers built on AsyncGetCallTrace have long relied on.
+fn env_from_vm() -> *mut JNIEnv {
+    let vm = JAVA_VM.load(Ordering::Acquire);
+    if vm.is_null() {
+        return std::ptr::null_mut();
+    }
+    let mut env: *mut c_void = std::ptr::null_mut();
+    // SAFETY: `vm` is the VM's JavaVM (alive for the process); GetEnv writes the env or leaves it null.
+    let ok = unsafe {
+        match (**vm).GetEnv {
+            Some(get) => get(vm, &mut env, jni_sys::JNI_VERSION_1_6) == jni_sys::JNI_OK,
+            None => false,
+        }
+    };
+    if ok {
+        env.cast()
+    } else {
+        std::ptr::null_mut()
+    }
+}
+
+/// A CPU-time timer of thread `tid` of this process (any thread may make it): SIGPROF to that thread
+/// every `interval_ns` of its CPU time. For the threads alive when `start cpu` came, which cannot make
+/// their own. The id to disarm it with, or the OS error (the thread has ended).
+pub fn arm_cpu_timer_of(tid: i32, interval_ns: u64) -> Result<usize, String> {
+    // Linux's clock id of a thread's CPU time: the bits of ~tid above CPUCLOCK_PERTHREAD_MASK (4) and
+    // CPUCLOCK_SCHED (2), as glibc's pthread_getcpuclockid builds it.
+    let clock = ((!(tid as libc::clockid_t)) << 3) | 6;
+    // SAFETY: a zeroed sigevent is valid; the fields set are those SIGEV_THREAD_ID reads.
+    let mut event: libc::sigevent = unsafe { std::mem::zeroed() };
+    event.sigev_notify = libc::SIGEV_THREAD_ID;
+    event.sigev_signo = libc::SIGPROF;
+    event.sigev_notify_thread_id = tid;
+    let mut timer: libc::timer_t = std::ptr::null_mut();
+    // SAFETY: valid pointers to an initialised sigevent and to the timer id to fill.
+    if unsafe { libc::timer_create(clock, &mut event, &mut timer) } != 0 {
+        return Err(std::io::Error::last_os_error().to_string());
+    }
+    let period = libc::timespec {
+        tv_sec: (interval_ns / 1_000_000_000) as libc::time_t,
+        tv_nsec: (interval_ns % 1_000_000_000) as libc::c_long,
+    };
+    let spec = libc::itimerspec {
+        it_interval: period,
+        it_value: period,
+    };
+    // SAFETY: `timer` was just created; `spec` is a valid itimerspec.
+    if unsafe { libc::timer_settime(timer, 0, &spec, std::ptr::null_mut()) } != 0 {
+        let e = std::io::Error::last_os_error().to_string();
+        // SAFETY: as above.
+        unsafe { libc::timer_delete(timer) };
+        return Err(e);
+    }
+    Ok(timer as usize)
+}
+
 unsafe extern "system" fn on_sigprof(
     _signal: c_int,
     info: *mut libc::siginfo_t,
@@ -268,7 +334,10 @@ unsafe extern "system" fn on_sigprof(
             1
         };
         let tid = current_tid();
-        let env = env_of(tid);
+        let mut env = env_of(tid);
+        if env.is_null() {
+            env = env_from_vm();
+        }
         if env.is_null() {
             handler(trigger, tid, weight, Err(NO_ENV));
             return;

@@ -55,10 +55,14 @@ public final class Control {
 
     public static String status() { return command("status"); }
 
-    /** Adds a probe ("alloc" or "methods") to the code by retransforming the classes it selects. */
+    /**
+     * Starts a probe: "alloc" or "methods" (added to the code by retransforming the classes it selects),
+     * "live" (live objects from now, those already alive under "(before profiling)"), "monitors"
+     * (contention and waits) or "cpu" (the CPU sampler; "cpu 1ms" names the interval).
+     */
     public static String start(String probe) { return command("start " + probe); }
 
-    /** Removes it: every retransformed class is its original bytes again. */
+    /** Stops it: for alloc and methods every retransformed class is its original bytes again. */
     public static String stop(String probe) { return command("stop " + probe); }
 
     /** Writes the report as it is now to {@code file} (absolute), in the format its extension names. */

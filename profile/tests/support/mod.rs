@@ -40,6 +40,7 @@ fn site(
         stack_estimated: false,
         live_instances: live,
         live_bytes: live.map(|l| l * bytes / count.max(1)),
+        before_profiling: false,
     }
 }
 
@@ -216,6 +217,7 @@ pub fn synthetic(n: usize) -> Profile {
             stack_estimated: false,
             live_instances: None,
             live_bytes: None,
+            before_profiling: false,
         });
     }
     Profile {
