@@ -27,6 +27,9 @@ pub struct RunTime {
     pub start: bool,
     /// The control socket `instr ctl` talks to (control.rs).
     pub control: bool,
+    /// `early=on`: classes rewritten as they load from the VM's very first one, by the early class hook,
+    /// which turns class-data sharing off; off (the default): the probes go on at VM_INIT (cds.rs).
+    pub early: bool,
 }
 
 impl Default for RunTime {
@@ -34,6 +37,7 @@ impl Default for RunTime {
         RunTime {
             start: true,
             control: true,
+            early: false,
         }
     }
 }
@@ -47,6 +51,7 @@ impl RunTime {
         };
         match key {
             "start" => self.start = on,
+            "early" => self.early = on,
             _ => self.control = on,
         }
         Ok(())
@@ -265,6 +270,31 @@ pub fn switch(
         *lock(&CHANGED) = None;
     }
     Ok(summary)
+}
+
+/// At VM_INIT with class-data sharing kept on (cds.rs), HeapProxy defined but not yet engaged: every probe
+/// of the rules on, and the loaded classes they select retransformed, with the Early flavour. Before the
+/// engagement, so that what the retransformation itself runs in Java (`Modules.transformedByAgent` giving
+/// java.base its read edges) is not counted, as it is not when the early class hook rewrites the classes.
+pub fn start_unengaged(a: &Agent, jni: Jni) -> Result<Summary, String> {
+    let _one_at_a_time = lock(&SWITCHING);
+    for probe in [Probe::Alloc, Probe::Methods] {
+        probe
+            .flag()
+            .store(probe.in_rules(&a.rules), Ordering::Release);
+    }
+    let Some(selected) = selection(&a.rules) else {
+        return Ok(Summary::default());
+    };
+    set_class_hook(a, true)?;
+    if is_on(Probe::Alloc)
+        && a.jvmti
+            .set_event_notification_mode(event::VM_OBJECT_ALLOC, crate::jvmti::ENABLE)
+            != ERROR_NONE
+    {
+        eprintln!("instr: cannot enable the JVMTI VMObjectAlloc event");
+    }
+    Ok(retransform(a, jni, &selected, None))
 }
 
 /// Rules given at `start` must have the probe, and agree with what HeapProxy's tables were made for.
