@@ -6,7 +6,8 @@
 #   none       no agent
 #   xshare-off no agent, -Xshare:off: the price of the class data sharing the early class hook turns off
 #   empty      the agent with rules/empty.yaml (nothing rewritten; CDS stays on)
-#   default    the agent with rules/default.yaml (every object and array counted from the first class)
+#   default    the agent with rules/default.yaml (CDS kept on; the probes go in at VM_INIT)
+#   early      default with early=on (the early class hook rewrites every class as it loads; CDS off)
 #   default-coh  on JDKs that have it, default with -XX:+UseCompactObjectHeaders
 # Build first: cargo build --release -p instr-agent. A benchmark, not a test: it asserts nothing.
 set -uo pipefail
@@ -30,6 +31,7 @@ opts() {  # opts MODE
     xshare-off) echo "-Xshare:off" ;;
     empty) echo "-agentpath:$LIB=rules=$ROOT/rules/empty.yaml,file=$OUT/r-%p" ;;
     default) echo "-agentpath:$LIB=rules=$ROOT/rules/default.yaml,file=$OUT/r-%p" ;;
+    early) echo "-agentpath:$LIB=rules=$ROOT/rules/default.yaml,early=on,file=$OUT/r-%p" ;;
     default-coh) echo "-XX:+UseCompactObjectHeaders -agentpath:$LIB=rules=$ROOT/rules/default.yaml,file=$OUT/r-%p" ;;
   esac
 }
@@ -39,7 +41,7 @@ for home in "${HOMES[@]}"; do
   java=$home/bin/java
   "$home/bin/javac" -d "$OUT/$(basename "$home")" "$OUT/Hello.java" || continue
   cp=$OUT/$(basename "$home")
-  modes="none xshare-off empty default"
+  modes="none xshare-off empty default early"
   "$java" -XX:+UseCompactObjectHeaders -version > /dev/null 2>&1 && modes="$modes default-coh"
   for m in $modes; do : > "$OUT/$m.ms"; done
   for _ in $(seq "$N"); do

@@ -404,13 +404,16 @@ mod tests {
         assert_eq!(internal_name("I"), None);
         let mut r = RunTime::default();
         assert!(r.start && r.control);
+        assert!(!r.early, "class-data sharing stays on unless early=on");
         r.set("start", "off").unwrap();
         r.set("control", "off").unwrap();
+        r.set("early", "on").unwrap();
         assert_eq!(
             r,
             RunTime {
                 start: false,
-                control: false
+                control: false,
+                early: true,
             }
         );
         assert!(r.set("start", "later").unwrap_err().contains("start=later"));
