@@ -76,7 +76,10 @@ fn the_archive_stays_on_and_the_counts_are_those_of_the_early_hook() {
 
         let late = dir.join("late");
         let out = run(&jdk, &classes, &late, "");
-        check(&format!("{}: default (early=off) with -Xshare:on", jdk.version), &out);
+        check(
+            &format!("{}: default (early=off) with -Xshare:on", jdk.version),
+            &out,
+        );
         assert!(text(&out.stdout).contains("done"));
 
         // The early class hook costs the archive: `-Xshare:on` then refuses to start.
