@@ -1,6 +1,7 @@
-//! Class-data sharing at start-up (issue 17): with the default `early=off` the JVM keeps its CDS archive
-//! under the agent, and the counts of the program's own allocations are those of `early=on` (the early
-//! class hook, no archive). Run on every JDK found.
+//! Class-data sharing at start-up (issue 17): with `early=off`, and with the default `early=auto` for rules
+//! that leave the JDK's start-up classes alone, the JVM keeps its CDS archive under the agent, and the
+//! counts of the program's own allocations are those of `early=on` (the early class hook, no archive).
+//! Run on every JDK found.
 
 mod support;
 
@@ -75,12 +76,24 @@ fn the_archive_stays_on_and_the_counts_are_those_of_the_early_hook() {
         javac(&jdk, &[src], &classes, &[]);
 
         let late = dir.join("late");
-        let out = run(&jdk, &classes, &late, "");
+        let out = run(&jdk, &classes, &late, ",early=off");
+        check(&format!("{}: early=off with -Xshare:on", jdk.version), &out);
+        assert!(text(&out.stdout).contains("done"));
+
+        // auto, with rules that select the program alone: the archive too.
+        let rules = dir.join("app.yaml");
+        fs::write(
+            &rules,
+            "probes: [objects, arrays]\nallocations:\n  include: [CdsCounts]\n",
+        )
+        .unwrap();
+        let app = dir.join("app");
+        let out = run(&jdk, &classes, &app, &format!(",rules={}", rules.display()));
         check(
-            &format!("{}: default (early=off) with -Xshare:on", jdk.version),
+            &format!("{}: early=auto, rules of the program", jdk.version),
             &out,
         );
-        assert!(text(&out.stdout).contains("done"));
+        assert_eq!(counts(&app).1, 1000, "{}: early=auto", jdk.version);
 
         // The early class hook costs the archive: `-Xshare:on` then refuses to start.
         let refused = run(&jdk, &classes, &dir.join("refused"), ",early=on");

@@ -1,4 +1,5 @@
-//! Start-up with class-data sharing (CDS) kept on: the default since issue 17; `early=on` is the old way.
+//! Start-up with class-data sharing (CDS) kept on (issue 17): `early=off`, and `early=auto` (the default)
+//! when the rules leave the JDK's start-up classes alone; `early=on` is the old way.
 //!
 //! HotSpot maps its CDS archive only if no agent environment then both holds
 //! `can_generate_early_class_hook_events` and has the class hook enabled (`FileMapInfo::initialize`, JDK 17
@@ -22,6 +23,8 @@ use std::sync::atomic::{AtomicBool, Ordering};
 
 use crate::ffi::Jni;
 use crate::state::agent;
+use instr_rewriter::probes::Selection;
+use instr_rules::Rules;
 
 static AT_VM_INIT: AtomicBool = AtomicBool::new(false);
 
@@ -46,5 +49,39 @@ pub fn start_probes(jni: Jni) {
         Ok(summary) if summary.failed > 0 => eprintln!("instr: probes on at start-up: {summary}"),
         Ok(_) => {}
         Err(e) => eprintln!("instr: the probes are off: {e}"),
+    }
+}
+
+/// Classes every JVM loads, and allocates in, before VM_INIT. Rules that select any of them select most
+/// of the ~250 such classes (rules/default.yaml does), and retransforming those at VM_INIT costs about
+/// what CDS saves (bench/README.md, 2026-11-25, "start-up with class-data sharing"); rules that select
+/// none leave little but `java.lang.Object` to retransform, and CDS saves 25-30 ms of a hello world.
+const START_UP_CLASSES: &[&[u8]] = &[
+    b"java/lang/String",
+    b"java/lang/StringBuilder",
+    b"java/util/HashMap",
+    b"java/util/ArrayList",
+    b"java/util/concurrent/ConcurrentHashMap",
+];
+
+/// `early=auto`: the early class hook, and no CDS, when the rules select the JDK's start-up classes.
+pub fn early_pays(rules: &Rules) -> bool {
+    START_UP_CLASSES.iter().any(|c| rules.class_wanted(c))
+}
+
+#[cfg(test)]
+mod tests {
+    use instr_rules::Rules;
+
+    #[test]
+    fn auto_keeps_the_archive_for_rules_that_leave_the_jdk_alone() {
+        let default = Rules::parse(include_str!("../../rules/default.yaml"), "default").unwrap();
+        assert!(super::early_pays(&default));
+        let app = Rules::parse(
+            "probes: [objects, arrays]\nallocations:\n  include: [\"com.example.**\"]\n",
+            "app",
+        )
+        .unwrap();
+        assert!(!super::early_pays(&app));
     }
 }

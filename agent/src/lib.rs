@@ -3,8 +3,9 @@
 //!
 //! Life cycle:
 //! * `Agent_OnLoad`: options and rules, capabilities, callbacks. By default no class is touched while the
-//!   VM starts, so that it keeps class-data sharing (cds.rs); with `early=on`, the early class hook, so
-//!   that `java.lang.Object` itself is rewritten as it loads.
+//!   VM starts, so that it keeps class-data sharing (cds.rs); with `early=on` (or `auto`, when the rules
+//!   select the JDK's start-up classes), the early class hook, so that `java.lang.Object` itself is
+//!   rewritten as it loads.
 //! * `early=on`: early VM_START, before any bytecode runs: define `java.lang.HeapProxy` (and its halves
 //!   `HeapProxyAllocs` and `HeapProxyCalls`) in java.base from the bytes embedded at build time.
 //! * ClassFileLoadHook (`hook.rs`): the rewriter, with the Early flavour until the agent is engaged.
@@ -170,10 +171,11 @@ pub fn load_in(vm: JavaVm, options: &str, phase: Phase) -> Result<switches::RunT
     // No probe selected (the thread profiler alone, or nothing at all): no class is rewritten, so neither
     // the early class hook (which turns CDS off and costs start-up time) nor HeapProxy is needed.
     let rewriting = rules.objects() || rules.arrays() || rules.methods();
-    // The early hook only with `early=on`, since it turns class-data sharing off: otherwise the probes go
-    // on at VM_INIT, by retransformation, as after an attach or with `start=off`, and CDS stays on (cds.rs).
+    // The early hook turns class-data sharing off; without it the probes go on at VM_INIT, by
+    // retransformation, as after an attach or with `start=off`, and CDS stays on (cds.rs). `early=auto`
+    // picks whichever costs less for these rules.
     let from_start = rewriting && phase == Phase::OnLoad && run_time.start;
-    let early = from_start && run_time.early;
+    let early = from_start && run_time.early.unwrap_or_else(|| cds::early_pays(&rules));
     let class_hook_caps: &[u32] = if early {
         &[
             capability::GENERATE_ALL_CLASS_HOOK_EVENTS,

@@ -28,8 +28,9 @@ pub struct RunTime {
     /// The control socket `instr ctl` talks to (control.rs).
     pub control: bool,
     /// `early=on`: classes rewritten as they load from the VM's very first one, by the early class hook,
-    /// which turns class-data sharing off; off (the default): the probes go on at VM_INIT (cds.rs).
-    pub early: bool,
+    /// which turns class-data sharing off; `off`: the probes go on at VM_INIT (cds.rs); None (`auto`,
+    /// the default): whichever costs less for the rules (`cds::early_pays`).
+    pub early: Option<bool>,
 }
 
 impl Default for RunTime {
@@ -37,13 +38,17 @@ impl Default for RunTime {
         RunTime {
             start: true,
             control: true,
-            early: false,
+            early: None,
         }
     }
 }
 
 impl RunTime {
     pub fn set(&mut self, key: &str, value: &str) -> Result<(), String> {
+        if key == "early" && value == "auto" {
+            self.early = None;
+            return Ok(());
+        }
         let on = match value {
             "on" => true,
             "off" => false,
@@ -51,7 +56,7 @@ impl RunTime {
         };
         match key {
             "start" => self.start = on,
-            "early" => self.early = on,
+            "early" => self.early = Some(on),
             _ => self.control = on,
         }
         Ok(())
@@ -404,7 +409,7 @@ mod tests {
         assert_eq!(internal_name("I"), None);
         let mut r = RunTime::default();
         assert!(r.start && r.control);
-        assert!(!r.early, "class-data sharing stays on unless early=on");
+        assert_eq!(r.early, None, "auto unless chosen");
         r.set("start", "off").unwrap();
         r.set("control", "off").unwrap();
         r.set("early", "on").unwrap();
@@ -413,10 +418,13 @@ mod tests {
             RunTime {
                 start: false,
                 control: false,
-                early: true,
+                early: Some(true),
             }
         );
         assert!(r.set("start", "later").unwrap_err().contains("start=later"));
+        assert!(r.set("start", "auto").is_err(), "auto is early's alone");
+        r.set("early", "auto").unwrap();
+        assert_eq!(r.early, None);
     }
 
     #[test]
