@@ -6,7 +6,11 @@
 #   none       no agent
 #   xshare-off no agent, -Xshare:off: the price of the class data sharing the early class hook turns off
 #   empty      the agent with rules/empty.yaml (nothing rewritten; CDS stays on)
-#   default    the agent with rules/default.yaml (every object and array counted from the first class)
+#   default    the agent with rules/default.yaml (early=auto: for these rules the early class hook,
+#              which rewrites every class as it loads and turns class-data sharing off)
+#   default-cds  default with early=off (CDS kept; the probes go in at VM_INIT by retransformation)
+#   app        rules selecting Hello alone (early=auto: CDS kept; Object retransformed at VM_INIT)
+#   app-early  app with early=on
 #   default-coh  on JDKs that have it, default with -XX:+UseCompactObjectHeaders
 # Build first: cargo build --release -p instr-agent. A benchmark, not a test: it asserts nothing.
 set -uo pipefail
@@ -24,12 +28,16 @@ trap 'rm -rf "$OUT"' EXIT
 cat > "$OUT/Hello.java" <<'EOF'
 public class Hello { public static void main(String[] a) { System.out.println("hello"); } }
 EOF
+printf 'probes: [objects, arrays]\nallocations:\n  include: [Hello]\n' > "$OUT/app.yaml"
 opts() {  # opts MODE
   case $1 in
     none) ;;
     xshare-off) echo "-Xshare:off" ;;
     empty) echo "-agentpath:$LIB=rules=$ROOT/rules/empty.yaml,file=$OUT/r-%p" ;;
     default) echo "-agentpath:$LIB=rules=$ROOT/rules/default.yaml,file=$OUT/r-%p" ;;
+    default-cds) echo "-agentpath:$LIB=rules=$ROOT/rules/default.yaml,early=off,file=$OUT/r-%p" ;;
+    app) echo "-agentpath:$LIB=rules=$OUT/app.yaml,file=$OUT/r-%p" ;;
+    app-early) echo "-agentpath:$LIB=rules=$OUT/app.yaml,early=on,file=$OUT/r-%p" ;;
     default-coh) echo "-XX:+UseCompactObjectHeaders -agentpath:$LIB=rules=$ROOT/rules/default.yaml,file=$OUT/r-%p" ;;
   esac
 }
@@ -39,7 +47,7 @@ for home in "${HOMES[@]}"; do
   java=$home/bin/java
   "$home/bin/javac" -d "$OUT/$(basename "$home")" "$OUT/Hello.java" || continue
   cp=$OUT/$(basename "$home")
-  modes="none xshare-off empty default"
+  modes="none xshare-off empty default default-cds app app-early"
   "$java" -XX:+UseCompactObjectHeaders -version > /dev/null 2>&1 && modes="$modes default-coh"
   for m in $modes; do : > "$OUT/$m.ms"; done
   for _ in $(seq "$N"); do

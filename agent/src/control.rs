@@ -9,9 +9,14 @@
 //! Protocol, one command per connection: the client sends one line of at most [`MAX_LINE`] bytes ending
 //! in `\n`; the agent answers `ok` or `error: MESSAGE` on the first line, the command's output after it,
 //! and closes. A longer line, a client that sends nothing for [`IO_TIMEOUT`], or one that does not read
-//! its answer, gets an error or is dropped; the buffer never grows past the limit. One agent thread
+//! its answer, gets an error or is dropped; the buffer never grows past the limit. One thread
 //! (`instr-control`) serves the connections one after the other: a hung client delays the next by at most
 //! the timeout, and no application thread ever waits on the socket.
+//!
+//! That thread is a plain native thread, not a Java one, while it waits in `accept`, and joins the VM
+//! (as a daemon) only for the length of one command. HotSpot's exit waits up to 300 ms for every Java
+//! thread that is in native code to come back (`VM_Exit::wait_for_threads_in_native_to_block`), and a
+//! Java thread blocked in `accept` never does: every program run under the agent ended 300 ms late.
 
 use std::io::{Read, Write};
 use std::os::unix::fs::{DirBuilderExt, MetadataExt, PermissionsExt};
@@ -73,12 +78,14 @@ fn start_thread(jni: Jni, first: Option<fn(Jni)>) -> bool {
             Err(e) => eprintln!("instr: no control channel: {e}"),
         }
     }
-    if LISTENER.get().is_none() && first.is_none() {
-        return true;
-    }
-    *crate::state::lock(&FIRST) = first;
+    let Some(first) = first else {
+        return LISTENER.get().is_none() || spawn_server();
+    };
+    // `first` needs a Java thread from the start (attach.rs engages HeapProxy on it); it starts the
+    // server when it is done, so that no command runs before the agent is set up.
+    *crate::state::lock(&FIRST) = Some(first);
     let started = crate::threads::new_agent_thread(jni, "instr-control").is_some_and(|thread| {
-        let e = crate::ffi::events::run_agent_thread(a.jvmti, thread, serve, 5);
+        let e = crate::ffi::events::run_agent_thread(a.jvmti, thread, run_first, 5);
         jni.delete_local(thread);
         e == crate::jvmti::ERROR_NONE
     });
@@ -89,8 +96,31 @@ fn start_thread(jni: Jni, first: Option<fn(Jni)>) -> bool {
     started
 }
 
-/// What the control thread runs before it serves.
+/// What the agent thread runs before the server starts.
 static FIRST: std::sync::Mutex<Option<fn(Jni)>> = std::sync::Mutex::new(None);
+
+fn run_first(jni: Jni) {
+    let first = crate::state::lock(&FIRST).take();
+    if let Some(first) = first {
+        first(jni);
+    }
+    if LISTENER.get().is_some() {
+        spawn_server();
+    }
+}
+
+/// Starts the native thread that serves the socket; false (and the socket closed) if it cannot.
+fn spawn_server() -> bool {
+    let spawned = std::thread::Builder::new()
+        .name("instr-control".into())
+        .spawn(serve)
+        .is_ok();
+    if !spawned {
+        eprintln!("instr: cannot start the control thread; no control channel");
+        close();
+    }
+    spawned
+}
 
 /// Removes the socket file (VM death): the next JVM with this pid must not find a dead one.
 pub fn close() {
@@ -131,18 +161,24 @@ fn private_directory(dir: &std::path::Path, uid: u32) -> Result<(), String> {
     Ok(())
 }
 
-/// The control thread: one connection at a time, for the life of the VM.
-fn serve(jni: Jni) {
-    let first = crate::state::lock(&FIRST).take();
-    if let Some(first) = first {
-        first(jni);
-    }
+/// The control thread: one connection at a time, for the life of the VM. It is in the VM only while a
+/// command runs.
+fn serve() {
     let Some((listener, _)) = LISTENER.get() else {
         return;
     };
     for stream in listener.incoming() {
         match stream {
-            Ok(s) => handle(jni, s),
+            Ok(s) => {
+                let Some(a) = agent() else { return };
+                // The VM refuses once it is shutting down: the socket is about to go with it.
+                let Some(jni) = a.java_vm.attach_daemon(c"instr-control") else {
+                    return;
+                };
+                // A panic must not leave the thread attached, or the VM's exit waits for it again.
+                let _ = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| handle(jni, s)));
+                a.java_vm.detach();
+            }
             // EMFILE and the like: wait instead of spinning, and go on.
             Err(_) => std::thread::sleep(Duration::from_millis(100)),
         }

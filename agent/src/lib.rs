@@ -2,12 +2,15 @@
 //! rules ask, every call) reports to `java.lang.HeapProxy`, and writes exact reports at VM exit.
 //!
 //! Life cycle:
-//! * `Agent_OnLoad`: options and rules, capabilities (the early class hook, so that `java.lang.Object`
-//!   itself is rewritten), callbacks.
-//! * early VM_START, before any bytecode runs: define `java.lang.HeapProxy` (and its halves
+//! * `Agent_OnLoad`: options and rules, capabilities, callbacks. By default no class is touched while the
+//!   VM starts, so that it keeps class-data sharing (cds.rs); with `early=on` (or `auto`, when the rules
+//!   select the JDK's start-up classes), the early class hook, so that `java.lang.Object` itself is
+//!   rewritten as it loads.
+//! * `early=on`: early VM_START, before any bytecode runs: define `java.lang.HeapProxy` (and its halves
 //!   `HeapProxyAllocs` and `HeapProxyCalls`) in java.base from the bytes embedded at build time.
 //! * ClassFileLoadHook (`hook.rs`): the rewriter, with the Early flavour until the agent is engaged.
-//! * VM_INIT: `HeapProxy.engage(...)`; classes loaded from then on call the native flavour.
+//! * VM_INIT: by default HeapProxy defined and the loaded classes the rules select retransformed (cds.rs);
+//!   then `HeapProxy.engage(...)`; classes loaded from then on call the native flavour.
 //! * ThreadEnd: the ending thread's allocation rows join the shared totals (`thread_rows.rs`).
 //! * VM_DEATH: read the counters back and write the reports (`report.rs`).
 //!
@@ -18,6 +21,7 @@
 
 pub mod attach;
 pub mod calls;
+pub mod cds;
 pub mod class_index;
 pub mod commands;
 pub mod control;
@@ -170,9 +174,11 @@ pub fn load_in(vm: JavaVm, options: &str, phase: Phase) -> Result<switches::RunT
     // No probe selected (the thread profiler alone, or nothing at all): no class is rewritten, so neither
     // the early class hook (which turns CDS off and costs start-up time) nor HeapProxy is needed.
     let rewriting = rules.objects() || rules.arrays() || rules.methods();
-    // The early hook only when classes are rewritten from the very start; with `start=off` or attached,
-    // the probes come by retransformation, and CDS stays on.
-    let early = rewriting && phase == Phase::OnLoad && run_time.start;
+    // The early hook turns class-data sharing off; without it the probes go on at VM_INIT, by
+    // retransformation, as after an attach or with `start=off`, and CDS stays on (cds.rs). `early=auto`
+    // picks whichever costs less for these rules.
+    let from_start = rewriting && phase == Phase::OnLoad && run_time.start;
+    let early = from_start && run_time.early.unwrap_or_else(|| cds::early_pays(&rules));
     let class_hook_caps: &[u32] = if early {
         &[
             capability::GENERATE_ALL_CLASS_HOOK_EVENTS,
@@ -223,7 +229,8 @@ pub fn load_in(vm: JavaVm, options: &str, phase: Phase) -> Result<switches::RunT
         return Err("AddCapabilities failed".into());
     }
     since_load();
-    switches::init(phase == Phase::OnLoad && run_time.start);
+    switches::init(early);
+    cds::configure(from_start && !early);
     control::configure(run_time.control);
     install(Agent {
         jvmti,
@@ -292,7 +299,7 @@ pub fn load_in(vm: JavaVm, options: &str, phase: Phase) -> Result<switches::RunT
         return Err("cannot enable the JVMTI SampledObjectAlloc event".into());
     }
     // Enabled here when the probes count from the start; otherwise by `start alloc` (switches.rs).
-    let counting_now = counting && phase == Phase::OnLoad && run_time.start;
+    let counting_now = counting && early;
     if counting_now
         && jvmti.set_event_notification_mode(event::VM_OBJECT_ALLOC, ENABLE) != jvmti::ERROR_NONE
     {
@@ -372,6 +379,7 @@ fn vm_start(jni: Jni) {
 
 fn vm_init(jni: Jni, _thread: jthread) {
     threads::vm_init(jni);
+    cds::start_probes(jni);
     engage(jni);
     control::start(jni);
 }

@@ -51,6 +51,12 @@ OPTIONS is either a rules file (rules/*.yaml) or comma-separated key=value pairs
   start=WHEN    on (default): the rules' probes count from the start; off: loaded with every probe
                 off and no class rewritten, until `instr ctl PID start PROBE` (docs/ATTACH.md)
   control=on    the control socket `instr ctl` talks to (default on; off: none)
+  early=WHEN    off: the JVM keeps class-data sharing and the probes go in at VM_INIT, by one
+                retransformation of the classes loaded by then; on: the early class hook rewrites every
+                class as it loads, from java.lang.Object on, and the JVM starts without class-data
+                sharing (25-30 ms more for a hello world); auto (default): off unless the rules select
+                the JDK's start-up classes (java.lang.String, java.util.HashMap...), whose
+                retransformation would cost what sharing saves. Nothing is counted before VM_INIT
   help          print this and stop
 Reports, written at VM exit: PREFIX.txt (hprof-style SITES and TRACEs), PREFIX.json (exact counts,
 schema instr-profile/2), PREFIX.collapsed (flame-graph input: stack;class bytes) and PREFIX.html (flame
@@ -187,7 +193,7 @@ fn parse_options(options: &str) -> Result<Parsed, String> {
                 }
             }
             "heapdump" => heap_dump = crate::heap_dump::Mode::parse(value)?,
-            k @ ("start" | "control") => run_time.set(k, value)?,
+            k @ ("start" | "control" | "early") => run_time.set(k, value)?,
             k @ ("cpu" | "wall" | "engine" | "debug-non-safepoints") => sampling.push((k, value)),
             "sample-threads" => {
                 sample_threads = match value {
@@ -199,7 +205,7 @@ fn parse_options(options: &str) -> Result<Parsed, String> {
             "help" => return Ok(Parsed::Help),
             other => {
                 return Err(format!(
-                    "unknown option '{other}' (known: rules, file, depth, live, stacks, calls, leaves, clock, threads, monitors, deadlocks, trace, trace-allocs, trace-ring, cpu, wall, engine, debug-non-safepoints, sample-threads, heapdump, start, control, help)"
+                    "unknown option '{other}' (known: rules, file, depth, live, stacks, calls, leaves, clock, threads, monitors, deadlocks, trace, trace-allocs, trace-ring, cpu, wall, engine, debug-non-safepoints, sample-threads, heapdump, start, control, early, help)"
                 ))
             }
         }

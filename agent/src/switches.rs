@@ -27,6 +27,10 @@ pub struct RunTime {
     pub start: bool,
     /// The control socket `instr ctl` talks to (control.rs).
     pub control: bool,
+    /// `early=on`: classes rewritten as they load from the VM's very first one, by the early class hook,
+    /// which turns class-data sharing off; `off`: the probes go on at VM_INIT (cds.rs); None (`auto`,
+    /// the default): whichever costs less for the rules (`cds::early_pays`).
+    pub early: Option<bool>,
 }
 
 impl Default for RunTime {
@@ -34,12 +38,17 @@ impl Default for RunTime {
         RunTime {
             start: true,
             control: true,
+            early: None,
         }
     }
 }
 
 impl RunTime {
     pub fn set(&mut self, key: &str, value: &str) -> Result<(), String> {
+        if key == "early" && value == "auto" {
+            self.early = None;
+            return Ok(());
+        }
         let on = match value {
             "on" => true,
             "off" => false,
@@ -47,6 +56,7 @@ impl RunTime {
         };
         match key {
             "start" => self.start = on,
+            "early" => self.early = Some(on),
             _ => self.control = on,
         }
         Ok(())
@@ -267,6 +277,31 @@ pub fn switch(
     Ok(summary)
 }
 
+/// At VM_INIT with class-data sharing kept on (cds.rs), HeapProxy defined but not yet engaged: every probe
+/// of the rules on, and the loaded classes they select retransformed, with the Early flavour. Before the
+/// engagement, so that what the retransformation itself runs in Java (`Modules.transformedByAgent` giving
+/// java.base its read edges) is not counted, as it is not when the early class hook rewrites the classes.
+pub fn start_unengaged(a: &Agent, jni: Jni) -> Result<Summary, String> {
+    let _one_at_a_time = lock(&SWITCHING);
+    for probe in [Probe::Alloc, Probe::Methods] {
+        probe
+            .flag()
+            .store(probe.in_rules(&a.rules), Ordering::Release);
+    }
+    let Some(selected) = selection(&a.rules) else {
+        return Ok(Summary::default());
+    };
+    set_class_hook(a, true)?;
+    if is_on(Probe::Alloc)
+        && a.jvmti
+            .set_event_notification_mode(event::VM_OBJECT_ALLOC, crate::jvmti::ENABLE)
+            != ERROR_NONE
+    {
+        eprintln!("instr: cannot enable the JVMTI VMObjectAlloc event");
+    }
+    Ok(retransform(a, jni, &selected, None))
+}
+
 /// Rules given at `start` must have the probe, and agree with what HeapProxy's tables were made for.
 fn compatible(a: &Agent, probe: Probe, r: &Rules) -> Result<(), String> {
     if !probe.in_rules(r) {
@@ -374,16 +409,22 @@ mod tests {
         assert_eq!(internal_name("I"), None);
         let mut r = RunTime::default();
         assert!(r.start && r.control);
+        assert_eq!(r.early, None, "auto unless chosen");
         r.set("start", "off").unwrap();
         r.set("control", "off").unwrap();
+        r.set("early", "on").unwrap();
         assert_eq!(
             r,
             RunTime {
                 start: false,
-                control: false
+                control: false,
+                early: Some(true),
             }
         );
         assert!(r.set("start", "later").unwrap_err().contains("start=later"));
+        assert!(r.set("start", "auto").is_err(), "auto is early's alone");
+        r.set("early", "auto").unwrap();
+        assert_eq!(r.early, None);
     }
 
     #[test]

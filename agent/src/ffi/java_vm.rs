@@ -29,6 +29,37 @@ impl JavaVm {
         self.0
     }
 
+    /// Attaches the calling native thread to the VM as a daemon named `name`; None if the VM refuses
+    /// (it is not live any more). The thread must [`JavaVm::detach`] before it blocks outside the VM
+    /// again: an attached thread in native code holds up the VM's exit (see control.rs).
+    pub fn attach_daemon(&self, name: &CStr) -> Option<Jni> {
+        let mut env: *mut c_void = std::ptr::null_mut();
+        let mut args = jni_sys::JavaVMAttachArgs {
+            version: jni_sys::JNI_VERSION_1_8,
+            name: name.as_ptr() as *mut c_char,
+            group: std::ptr::null_mut(),
+        };
+        // SAFETY: a valid JavaVM; the arguments outlive the call, which copies the name.
+        let rc = unsafe {
+            ((**self.0).AttachCurrentThreadAsDaemon?)(
+                self.0,
+                &mut env,
+                (&mut args as *mut jni_sys::JavaVMAttachArgs).cast(),
+            )
+        };
+        // SAFETY: the environment the VM just gave this thread.
+        (rc == JNI_OK && !env.is_null()).then(|| unsafe { Jni::from_raw(env.cast()) })
+    }
+
+    /// Detaches the calling thread, which [`JavaVm::attach_daemon`] attached and which has no Java frame.
+    pub fn detach(&self) {
+        // SAFETY: a valid JavaVM; the caller attached this thread itself and holds no JNI reference.
+        if let Some(detach) = unsafe { (**self.0).DetachCurrentThread } {
+            // SAFETY: as above.
+            unsafe { detach(self.0) };
+        }
+    }
+
     /// A JVMTI 1.2 environment for the agent.
     pub fn jvmti(&self) -> Result<Jvmti, String> {
         let mut env: *mut c_void = std::ptr::null_mut();
