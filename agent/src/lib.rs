@@ -248,6 +248,7 @@ pub fn load_in(vm: JavaVm, options: &str, phase: Phase) -> Result<switches::RunT
         thread_rows: Default::default(),
         failed: Default::default(),
         gc: Default::default(),
+        text_cutoff: settings.cutoff,
     });
     let mut handlers = Handlers {
         vm_start: early.then_some(vm_start as fn(Jni)),

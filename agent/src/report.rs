@@ -467,7 +467,7 @@ pub fn render_all(
     profile.samples = crate::sampler::section();
     instr_profile::samples::merge_into_methods(&mut profile);
     let mut files: Vec<(String, Vec<u8>)> =
-        render::files::agent_files(&profile, &format!("instr: pid {pid}"))
+        render::files::agent_files(&profile, &format!("instr: pid {pid}"), a.text_cutoff)
             .into_iter()
             .map(|(suffix, bytes)| (format!("{prefix}{suffix}"), bytes))
             .collect();

@@ -158,7 +158,7 @@ fn run(n: usize, shared: bool) {
                 "json" => drop(profile.to_json()),
                 "read" => drop(Profile::from_json(&json)),
                 "views" => drop(views(&profile)),
-                "text" => drop(text::render(&profile)),
+                "text" => drop(text::render(&profile, text::DEFAULT_CUTOFF)),
                 other => panic!("INSTR_BENCH_ONLY={other}: not a step"),
             }
         }
@@ -168,13 +168,15 @@ fn run(n: usize, shared: bool) {
     let (w_read, c_read, read) = best(passes, || Profile::from_json(&json).expect("own JSON"));
     assert_eq!(read.sites.len(), n);
     let (w_views, c_views, v) = best(passes, || views(&profile));
-    let (w_text, c_text, t) = best(passes, || text::render(&profile));
+    let (w_text, c_text, t) = best(passes, || text::render(&profile, text::DEFAULT_CUTOFF));
     let (w_collapsed, c_collapsed, c) = best(passes, || collapsed::render(&v[1]));
     let (w_html, c_html, h) = best(passes, || html::render("bench", &v));
     let (w_svg, c_svg, s) = best(passes, || svg::render(&v[1], 1200));
     let (w_pprof, c_pprof, p) = best(passes, || pprof::render(&v));
     // What the agent runs at exit: every file of the profile, the renderers on two threads.
-    let (w_files, _, files) = best(passes, || files::agent_files(&profile, "bench"));
+    let (w_files, _, files) = best(passes, || {
+        files::agent_files(&profile, "bench", text::DEFAULT_CUTOFF)
+    });
     let ms = |d: Duration| d.as_secs_f64() * 1e3;
     let shape = if shared {
         "paths of one call tree"

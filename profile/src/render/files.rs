@@ -9,16 +9,17 @@ use crate::flame::{self, FlameView};
 use crate::render::{collapsed, html, pprof, text};
 use crate::Profile;
 
-/// Each file's suffix (after the prefix) and bytes, in this order: `.json`, `.txt`, `.collapsed` (the
-/// allocated bytes, root first), `.html`, `.pb.gz`.
-pub fn agent_files(profile: &Profile, title: &str) -> Vec<(&'static str, Vec<u8>)> {
+/// Each file's suffix (after the prefix) and bytes, in this order: `.json`, `.txt` (the sites below
+/// `cutoff` of the total counted, not listed: `text::render`), `.collapsed` (the allocated bytes, root
+/// first), `.html`, `.pb.gz`.
+pub fn agent_files(profile: &Profile, title: &str, cutoff: f64) -> Vec<(&'static str, Vec<u8>)> {
     std::thread::scope(|s| {
         // Two threads, as the machine may have two cores: the JSON and the text, which need no flame
         // views, on one; the views and what is drawn from them on the other.
         let plain = || {
             (
                 profile.to_json().into_bytes(),
-                text::render(profile).into_bytes(),
+                text::render(profile, cutoff).into_bytes(),
             )
         };
         // A thread that cannot be made (a process at its thread limit) leaves the work to this one.
