@@ -23,6 +23,7 @@ pub mod commands;
 pub mod control;
 pub mod deadlocks;
 pub mod event_ring;
+pub mod exit_times;
 pub mod ffi;
 pub mod heap_dump;
 pub mod heap_sampling;
