@@ -6,6 +6,7 @@
 //!
 //!     cargo run --release -p instr-bench --bin profile-bench [-- STACKS]
 //!     INSTR_BENCH_ONLY=pprof|gzip|html|json|read|views|text ...   # one step, 20 times, for `perf`
+//!     INSTR_BENCH_PASSES=N ...   # best of N passes rather than 3
 
 use std::time::{Duration, Instant};
 
@@ -144,7 +145,12 @@ fn main() {
 }
 
 fn run(n: usize, shared: bool) {
-    let passes = 3;
+    // More passes find a quieter moment of a loaded machine for each step's best.
+    let passes = std::env::var("INSTR_BENCH_PASSES")
+        .ok()
+        .and_then(|p| p.parse().ok())
+        .filter(|&p| p > 0)
+        .unwrap_or(3);
     let profile = synthetic(n, shared);
     // INSTR_BENCH_ONLY=pprof|html|json|read|views: that step alone, 20 times (for a profiler).
     if let Ok(step) = std::env::var("INSTR_BENCH_ONLY") {
