@@ -304,33 +304,68 @@ fn sort_sites(sites: &mut Vec<Site>, table: &[Frame]) {
     let mut names: Vec<(&str, u32)> = classes.into_iter().collect();
     names.sort_by_key(|&(_, number)| number);
     let class_rank = ranks(names.iter().map(|&(name, _)| name));
-    // Every site's frames as ranks, end to end, and its keys with where its ranks are.
+    // Every site's frames as ranks, end to end; the sort's elements carry their keys and their first
+    // four frames packed into one integer, so that most comparisons read the two elements alone (the
+    // sort is bound by memory reads: following an index into a table per comparison was most of it).
+    let packed = table.len() < PACKED_RANK_LIMIT;
     let mut ranked: Vec<u32> = Vec::with_capacity(sites.iter().map(|s| s.frames.len()).sum());
-    let keys: Vec<(SiteOrder, std::ops::Range<usize>, u32)> = sites
+    let mut keyed: Vec<SortKey> = sites
         .iter()
         .zip(&class_of)
-        .map(|(s, &class)| {
+        .enumerate()
+        .map(|(index, (s, &class))| {
             let start = ranked.len();
             ranked.extend(s.frames.iter().map(|&f| frame_rank[f as usize]));
-            let key = SiteOrder {
-                live_bytes: Reverse(s.live.map_or(0, |l| l.1)),
-                bytes: Reverse(s.bytes),
-                count: Reverse(s.count),
-                class: class_rank[class as usize],
+            let head = match packed {
+                true => ranked[start..]
+                    .iter()
+                    .take(4)
+                    .enumerate()
+                    .fold(0u64, |h, (k, &r)| h | u64::from(r + 1) << (48 - 16 * k)),
+                false => 0,
             };
-            (key, start..ranked.len(), s.site_id.unwrap_or(0))
+            SortKey {
+                order: SiteOrder {
+                    live_bytes: Reverse(s.live.map_or(0, |l| l.1)),
+                    bytes: Reverse(s.bytes),
+                    count: Reverse(s.count),
+                    class: class_rank[class as usize],
+                },
+                head,
+                frames: start..ranked.len(),
+                site_id: s.site_id.unwrap_or(0),
+                index: index as u32,
+            }
         })
         .collect();
-    let mut order: Vec<usize> = (0..sites.len()).collect();
-    order.sort_unstable_by(|&x, &y| {
-        let (kx, fx, ix) = &keys[x];
-        let (ky, fy, iy) = &keys[y];
-        kx.cmp(ky)
-            .then_with(|| ranked[fx.clone()].cmp(&ranked[fy.clone()]))
-            .then(ix.cmp(iy))
+    keyed.sort_unstable_by(|x, y| {
+        (&x.order, x.head)
+            .cmp(&(&y.order, y.head))
+            .then_with(|| ranked[x.frames.clone()].cmp(&ranked[y.frames.clone()]))
+            .then(x.site_id.cmp(&y.site_id))
     });
     let mut slots: Vec<Option<Site>> = std::mem::take(sites).into_iter().map(Some).collect();
-    sites.extend(order.into_iter().filter_map(|i| slots[i].take()));
+    sites.extend(
+        keyed
+            .into_iter()
+            .filter_map(|k| slots[k.index as usize].take()),
+    );
+}
+
+/// Frame ranks below this fit 16 bits once one is added (0: no frame), four to a `u64`.
+const PACKED_RANK_LIMIT: usize = u16::MAX as usize;
+
+/// A site as the sort sees it.
+struct SortKey {
+    order: SiteOrder,
+    /// The ranks (plus one) of the first four frames, the first in the high bits: compared as one
+    /// number, they order as the frames do. 0 when the frame table is too large to pack.
+    head: u64,
+    /// Where the site's frame ranks are.
+    frames: std::ops::Range<usize>,
+    site_id: u32,
+    /// The site's place before the sort.
+    index: u32,
 }
 
 /// The first keys of the sites' order, before their frames.
