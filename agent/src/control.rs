@@ -94,10 +94,19 @@ static FIRST: std::sync::Mutex<Option<fn(Jni)>> = std::sync::Mutex::new(None);
 
 /// Removes the socket file (VM death): the next JVM with this pid must not find a dead one.
 pub fn close() {
-    if let Some((_, path)) = LISTENER.get() {
+    if let Some((listener, path)) = LISTENER.get() {
         let _ = std::fs::remove_file(path);
+        // Wakes the control thread from accept() so that it ends: the VM's exit waits at least 300 ms
+        // for every Java thread still in native code (VM_Exit::wait_for_threads_in_native_to_block),
+        // and an agent thread blocked in accept() is one, which was most of what the agent added to
+        // the exit of a small program.
+        CLOSED.store(true, Ordering::Release);
+        let _ = rustix::net::shutdown(listener, rustix::net::Shutdown::Both);
     }
 }
+
+/// Set once the socket is closed: the control thread then ends instead of waiting for connections.
+static CLOSED: AtomicBool = AtomicBool::new(false);
 
 fn listen() -> Result<(UnixListener, PathBuf), String> {
     let uid = euid();
@@ -141,6 +150,9 @@ fn serve(jni: Jni) {
         return;
     };
     for stream in listener.incoming() {
+        if CLOSED.load(Ordering::Acquire) {
+            return;
+        }
         match stream {
             Ok(s) => handle(jni, s),
             // EMFILE and the like: wait instead of spinning, and go on.
