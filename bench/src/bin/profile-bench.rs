@@ -179,7 +179,7 @@ fn run(n: usize, shared: bool) {
     let (w_html, c_html, h) = best(passes, || html::render("bench", &v));
     let (w_svg, c_svg, s) = best(passes, || svg::render(&v[1], 1200));
     let (w_pprof, c_pprof, p) = best(passes, || pprof::render(&v));
-    // What the agent runs at exit: every file of the profile, the renderers on two threads.
+    // What the agent runs at exit: every file of the profile, the renderers on their threads.
     let (w_files, _, files) = best(passes, || {
         files::agent_files(&profile, "bench", text::DEFAULT_CUTOFF)
     });
@@ -213,7 +213,7 @@ fn run(n: usize, shared: bool) {
     let report_cpu = c_read + c_views + c_text + c_collapsed + c_html + c_svg + c_pprof;
     let at_exit_wall = w_json + w_views + w_text + w_collapsed + w_html + w_pprof;
     println!(
-        "goal 1, agent at exit (JSON, text, collapsed, html, pprof): {:.1} ms wall on two threads ({:.1} ms one after another), {:.1} ms CPU in all; {} files, {} bytes (goal <= 100 ms)",
+        "goal 1, agent at exit (JSON, text, collapsed, html, pprof): {:.1} ms wall on the render threads ({:.1} ms one after another), {:.1} ms CPU in all; {} files, {} bytes (goal <= 100 ms)",
         ms(w_files),
         ms(at_exit_wall),
         ms(at_exit_cpu),
