@@ -74,6 +74,11 @@ pub struct ReportArgs {
     /// Write to FILE (atomically: a temporary file renamed into place) instead of stdout.
     #[arg(short, long = "output", value_name = "FILE")]
     pub output: Option<PathBuf>,
+    /// The text lists the sites of at least SHARE of the total and counts the rest in its header
+    /// (hprof's cutoff; 0: every site).
+    #[arg(long, value_name = "SHARE", default_value_t = text::DEFAULT_CUTOFF,
+          value_parser = text::parse_cutoff)]
+    pub cutoff: f64,
     #[command(flatten)]
     pub filter: FilterArgs,
 }
@@ -303,7 +308,7 @@ fn report(a: &ReportArgs) -> Result<ExitCode, Failure> {
         // The heap and calls report, then (thread profiler on) the threads report, as the agent's
         // PREFIX.txt and PREFIX.threads.txt.
         Format::Text => {
-            let mut t = text::render(&profile);
+            let mut t = text::render(&profile, a.cutoff);
             if let Some(threads) = threads_text::render(&profile) {
                 t.push('\n');
                 t.push_str(&threads);

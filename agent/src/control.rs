@@ -124,10 +124,18 @@ fn spawn_server() -> bool {
 
 /// Removes the socket file (VM death): the next JVM with this pid must not find a dead one.
 pub fn close() {
-    if let Some((_, path)) = LISTENER.get() {
+    if let Some((listener, path)) = LISTENER.get() {
         let _ = std::fs::remove_file(path);
+        // Wakes the control thread from accept() so that it ends with the VM. It waits there outside the
+        // VM (serve), because the VM's exit waits at least 300 ms for every Java thread still in native
+        // code (VM_Exit::wait_for_threads_in_native_to_block); ending it also frees the listener.
+        CLOSED.store(true, Ordering::Release);
+        let _ = rustix::net::shutdown(listener, rustix::net::Shutdown::Both);
     }
 }
+
+/// Set once the socket is closed: the control thread then ends instead of waiting for connections.
+static CLOSED: AtomicBool = AtomicBool::new(false);
 
 fn listen() -> Result<(UnixListener, PathBuf), String> {
     let uid = euid();
@@ -168,6 +176,9 @@ fn serve() {
         return;
     };
     for stream in listener.incoming() {
+        if CLOSED.load(Ordering::Acquire) {
+            return;
+        }
         match stream {
             Ok(s) => {
                 let Some(a) = agent() else { return };

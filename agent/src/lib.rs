@@ -28,6 +28,7 @@ pub mod control;
 pub mod cpu_switch;
 pub mod deadlocks;
 pub mod event_ring;
+pub mod exit_times;
 pub mod ffi;
 pub mod heap_dump;
 pub mod heap_sampling;
@@ -258,6 +259,7 @@ pub fn load_in(vm: JavaVm, options: &str, phase: Phase) -> Result<switches::RunT
         thread_rows: Default::default(),
         failed: Default::default(),
         gc: Default::default(),
+        text_cutoff: settings.cutoff,
     });
     let mut handlers = Handlers {
         vm_start: early.then_some(vm_start as fn(Jni)),

@@ -19,6 +19,9 @@ OPTIONS is either a rules file (rules/*.yaml) or comma-separated key=value pairs
                 allocation: slow) or SIZE with a k or m suffix, e.g. 64k (per-site counts stay exact;
                 each site's count is split over the stacks the JVM's heap sampler saw there, one walk
                 per SIZE allocated bytes on average)
+  cutoff=SHARE  the text report lists the sites of at least SHARE of the total and their traces, and
+                counts the rest in its header (default 0.0001, hprof's; 0: every site); the JSON
+                report always has every site
   threads=on    thread start/end, CPU time and lifetime; monitor dumps and deadlock checks on
                 demand (SIGQUIT or jcmd PID JVMTI.data_dump) into PREFIX.monitors.txt/.json
   monitors=on   also contended monitor enter/entered and wait/waited: MONITOR TIME (implies threads)
@@ -98,6 +101,9 @@ pub struct Settings {
     pub run_time: crate::switches::RunTime,
     /// `sample-threads=on`: the sampled collapsed stacks start with their thread.
     pub sample_threads: bool,
+    /// `cutoff=`: the share of the total below which the text report counts a site rather than
+    /// listing it.
+    pub cutoff: f64,
 }
 
 /// Parses the option string. `Err` is the one-line message the agent prints before refusing to start:
@@ -137,6 +143,7 @@ fn parse_options(options: &str) -> Result<Parsed, String> {
     let mut run_time = crate::switches::RunTime::default();
     let mut sampling: Vec<(&str, &str)> = Vec::new();
     let mut sample_threads = false;
+    let mut cutoff = instr_profile::render::text::DEFAULT_CUTOFF;
     for pair in options.split(',') {
         let (key, value) = pair.split_once('=').ok_or_else(|| {
             format!("option '{pair}' is not key=value (see -agentpath:libinstr.so=help)")
@@ -202,10 +209,14 @@ fn parse_options(options: &str) -> Result<Parsed, String> {
                     _ => return Err(format!("sample-threads={value}: expected on or off")),
                 }
             }
+            "cutoff" => {
+                cutoff = instr_profile::render::text::parse_cutoff(value)
+                    .map_err(|e| format!("cutoff={value}: {e}"))?
+            }
             "help" => return Ok(Parsed::Help),
             other => {
                 return Err(format!(
-                    "unknown option '{other}' (known: rules, file, depth, live, stacks, calls, leaves, clock, threads, monitors, deadlocks, trace, trace-allocs, trace-ring, cpu, wall, engine, debug-non-safepoints, sample-threads, heapdump, start, control, early, help)"
+                    "unknown option '{other}' (known: rules, file, depth, live, stacks, cutoff, calls, leaves, clock, threads, monitors, deadlocks, trace, trace-allocs, trace-ring, cpu, wall, engine, debug-non-safepoints, sample-threads, heapdump, start, control, early, help)"
                 ))
             }
         }
@@ -259,6 +270,7 @@ fn parse_options(options: &str) -> Result<Parsed, String> {
             heap_dump,
             run_time,
             sample_threads,
+            cutoff,
             ..s
         }),
         help => help,
@@ -331,6 +343,7 @@ fn settings(rules: Rules, calls: CallMode, stack_sample_bytes: u32) -> Result<Pa
         heap_dump: Default::default(),
         run_time: Default::default(),
         sample_threads: false,
+        cutoff: instr_profile::render::text::DEFAULT_CUTOFF,
     }))
 }
 

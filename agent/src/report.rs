@@ -6,14 +6,17 @@
 //! `siteTotals` sum them with the shared totals under the lock that ending threads take to hand their
 //! rows over, so every count is read once, also while threads run and end.
 
+use std::cmp::Reverse;
 use std::collections::HashMap;
 use std::sync::atomic::Ordering;
 
+use instr_profile::fast_hash::Fx;
 use instr_profile::model::{Frame, FrameTable, SiteRow};
 use instr_profile::{render, Profile};
 use jni_sys::{jmethodID, jobject};
 use serde_json::{json, Value};
 
+use crate::exit_times::Steps;
 use crate::jni::Jni;
 use crate::live::{Owner, Sampling};
 use crate::state::{lock, Agent};
@@ -149,26 +152,38 @@ pub fn collect(a: &Agent, jni: Jni, proxy: jobject, when: When) -> Report {
     let mut table = FrameTable::default();
     let mut sites = Vec::new();
     if a.rules.depth() > 1 && a.sampled_stacks.is_none() {
-        for (key, totals) in a.stacks.snapshot() {
-            let Some(info) = a.ids.site(key.site as u32) else {
-                continue;
+        // What a site allocates, named and sized once per site rather than once per stack.
+        // Objects are sized by their class (`Some(instance size)`); arrays summed their own bytes as
+        // they were allocated.
+        let mut allocates: HashMap<i32, Option<(String, Option<u64>)>, Fx> = HashMap::default();
+        a.stacks.for_each(|site, stack, totals| {
+            let per_object = allocates.entry(site).or_insert_with(|| {
+                let info = a.ids.site(site as u32)?;
+                let t = &info.allocated_type;
+                let class = java_name(t);
+                let size = t
+                    .starts_with('L')
+                    .then(|| size_of.get(&class).copied().unwrap_or(0));
+                Some((class, size))
+            });
+            let Some((class, size)) = per_object else {
+                return;
             };
-            let (class, bytes) = sized(&info.allocated_type, totals.count, totals.bytes);
+            let bytes = size.map_or(totals.bytes, |size| totals.count * size);
             sites.push(Site {
-                class,
+                class: class.clone(),
                 count: totals.count,
                 bytes,
-                frames: key
-                    .frames
+                frames: stack
                     .iter()
                     .map(|&(m, loc)| frames.resolve_id(jni, m as jmethodID, loc, &mut table))
                     .collect(),
-                site_id: Some(key.site as u32),
+                site_id: Some(site as u32),
                 live: None,
                 estimated: false,
                 before_profiling: false,
             });
-        }
+        });
     } else {
         // [2s]: count, [2s + 1]: array bytes of site s.
         let site_totals = jni.static_call_longs(proxy, "siteTotals");
@@ -207,10 +222,9 @@ pub fn collect(a: &Agent, jni: Jni, proxy: jobject, when: When) -> Report {
     if let Some(sampled) = &a.sampled_stacks {
         let samples = sampled
             .snapshot()
-            .into_iter()
-            .map(|(key, totals)| {
-                let resolved = key
-                    .frames
+            .iter()
+            .map(|(_, stack, totals)| {
+                let resolved = stack
                     .iter()
                     .map(|&(m, loc)| frames.resolve_id(jni, m as jmethodID, loc, &mut table))
                     .collect();
@@ -288,15 +302,7 @@ pub fn collect(a: &Agent, jni: Jni, proxy: jobject, when: When) -> Report {
         }
     }
     classes.sort_by(|x, y| y.bytes.cmp(&x.bytes).then_with(|| x.name.cmp(&y.name)));
-    sites.sort_by(|x, y| {
-        let live_bytes = |s: &Site| s.live.map_or(0, |l| l.1);
-        live_bytes(y)
-            .cmp(&live_bytes(x))
-            .then_with(|| y.bytes.cmp(&x.bytes))
-            .then_with(|| y.count.cmp(&x.count))
-            .then_with(|| x.class.cmp(&y.class))
-            .then_with(|| frame_order(&table.frames, &x.frames, &y.frames))
-    });
+    sort_sites(&mut sites, &table.frames);
 
     let dropped = jni
         .static_longs(proxy, "dropped")
@@ -323,14 +329,114 @@ fn settle_live(a: &Agent) {
     a.jvmti.for_each_tagged_object(|_, _| {});
 }
 
-/// Two stacks in the order of their frames' class, method and descriptor: the last tie-break of the
-/// sites' order, so that the report is the same whatever order the stacks were counted in.
-fn frame_order(table: &[Frame], x: &[u32], y: &[u32]) -> std::cmp::Ordering {
-    let key = |&i: &u32| {
-        let f = &table[i as usize];
-        (&f.class, &f.method, &f.descriptor)
-    };
-    x.iter().map(key).cmp(y.iter().map(key))
+/// The sites' order in the reports: the most live bytes, bytes, count first, then by class name, by
+/// their frames (class, method, descriptor, file, line, outermost last) and by site id, so that the
+/// report is the same whatever order the stacks were counted in. The names are compared once, to rank
+/// each distinct class and frame; the sort then compares integers and moves indexes (comparing the
+/// strings while moving the sites was 100 ms at 100,000 sites of a few sizes, where most comparisons
+/// reach the frames).
+fn sort_sites(sites: &mut Vec<Site>, table: &[Frame]) {
+    let frame_rank = ranks(table.iter());
+    // Each site's class as a number (the first met first), then the numbers ranked by name.
+    let mut classes: HashMap<&str, u32, Fx> = HashMap::default();
+    let class_of: Vec<u32> = sites
+        .iter()
+        .map(|s| {
+            let next = classes.len() as u32;
+            *classes.entry(s.class.as_str()).or_insert(next)
+        })
+        .collect();
+    let mut names: Vec<(&str, u32)> = classes.into_iter().collect();
+    names.sort_by_key(|&(_, number)| number);
+    let class_rank = ranks(names.iter().map(|&(name, _)| name));
+    // Every site's frames as ranks, end to end; the sort's elements carry their keys and their first
+    // four frames packed into one integer, so that most comparisons read the two elements alone (the
+    // sort is bound by memory reads: following an index into a table per comparison was most of it).
+    let packed = table.len() < PACKED_RANK_LIMIT;
+    let mut ranked: Vec<u32> = Vec::with_capacity(sites.iter().map(|s| s.frames.len()).sum());
+    let mut keyed: Vec<SortKey> = sites
+        .iter()
+        .zip(&class_of)
+        .enumerate()
+        .map(|(index, (s, &class))| {
+            let start = ranked.len();
+            ranked.extend(s.frames.iter().map(|&f| frame_rank[f as usize]));
+            let head = match packed {
+                true => ranked[start..]
+                    .iter()
+                    .take(4)
+                    .enumerate()
+                    .fold(0u64, |h, (k, &r)| h | u64::from(r + 1) << (48 - 16 * k)),
+                false => 0,
+            };
+            SortKey {
+                order: SiteOrder {
+                    live_bytes: Reverse(s.live.map_or(0, |l| l.1)),
+                    bytes: Reverse(s.bytes),
+                    count: Reverse(s.count),
+                    class: class_rank[class as usize],
+                },
+                head,
+                frames: start..ranked.len(),
+                site_id: s.site_id.unwrap_or(0),
+                index: index as u32,
+            }
+        })
+        .collect();
+    keyed.sort_unstable_by(|x, y| {
+        (&x.order, x.head)
+            .cmp(&(&y.order, y.head))
+            .then_with(|| ranked[x.frames.clone()].cmp(&ranked[y.frames.clone()]))
+            .then(x.site_id.cmp(&y.site_id))
+    });
+    let mut slots: Vec<Option<Site>> = std::mem::take(sites).into_iter().map(Some).collect();
+    sites.extend(
+        keyed
+            .into_iter()
+            .filter_map(|k| slots[k.index as usize].take()),
+    );
+}
+
+/// Frame ranks below this fit 16 bits once one is added (0: no frame), four to a `u64`.
+const PACKED_RANK_LIMIT: usize = u16::MAX as usize;
+
+/// A site as the sort sees it.
+struct SortKey {
+    order: SiteOrder,
+    /// The ranks (plus one) of the first four frames, the first in the high bits: compared as one
+    /// number, they order as the frames do. 0 when the frame table is too large to pack.
+    head: u64,
+    /// Where the site's frame ranks are.
+    frames: std::ops::Range<usize>,
+    site_id: u32,
+    /// The site's place before the sort.
+    index: u32,
+}
+
+/// The first keys of the sites' order, before their frames.
+#[derive(PartialEq, Eq, PartialOrd, Ord)]
+struct SiteOrder {
+    live_bytes: Reverse<u64>,
+    bytes: Reverse<u64>,
+    count: Reverse<u64>,
+    /// The class name's rank among the sites' classes.
+    class: u32,
+}
+
+/// Each item's rank in the sorted order of `items`, equal items sharing one.
+fn ranks<T: Ord>(items: impl Iterator<Item = T>) -> Vec<u32> {
+    let items: Vec<T> = items.collect();
+    let mut order: Vec<usize> = (0..items.len()).collect();
+    order.sort_by(|&x, &y| items[x].cmp(&items[y]));
+    let mut rank = vec![0; items.len()];
+    let mut r = 0;
+    for (k, &i) in order.iter().enumerate() {
+        if k > 0 && items[order[k - 1]] != items[i] {
+            r += 1;
+        }
+        rank[i] = r;
+    }
+    rank
 }
 
 /// What a frame shows of its method: class, name, descriptor, source file and line table.
@@ -347,8 +453,8 @@ pub struct FrameResolver<'a> {
     a: &'a Agent,
     methods: HashMap<usize, MethodNames>,
     /// (jmethodID, location) -> index in the frame table: a frame is resolved and its strings copied
-    /// once however many stacks hold it.
-    ids: HashMap<(usize, i64), u32>,
+    /// once however many stacks hold it (a million lookups at 100,000 stacks of 10 frames).
+    ids: HashMap<(usize, i64), u32, Fx>,
 }
 
 impl<'a> FrameResolver<'a> {
@@ -356,7 +462,7 @@ impl<'a> FrameResolver<'a> {
         FrameResolver {
             a,
             methods: HashMap::new(),
-            ids: HashMap::new(),
+            ids: HashMap::default(),
         }
     }
 
@@ -462,9 +568,14 @@ pub fn to_json(a: &Agent, r: &Report, pid: u32) -> Value {
 /// one line per class), the HTML flame graph, pprof, and with `calls=times` the CPU collapsed stacks.
 pub fn write_all(a: &Agent, jni: Jni, proxy: jobject, when: When) {
     let prefix = a.rules.output_path(std::process::id());
-    if let Some(files) = render_all(a, jni, proxy, when, &prefix) {
+    let mut steps = Steps::start();
+    if let Some(files) = render_steps(a, jni, proxy, when, &prefix, &mut steps) {
         write_reports(&files);
+        steps.step("write");
+        free_unless_exiting(files, when);
+        steps.step("free files");
     }
+    steps.print();
 }
 
 /// Every report file `write_all` writes, as (PREFIX.extension, bytes), without writing them (`instr ctl
@@ -476,8 +587,21 @@ pub fn render_all(
     when: When,
     prefix: &str,
 ) -> Option<Vec<(String, Vec<u8>)>> {
+    render_steps(a, jni, proxy, when, prefix, &mut Steps::start())
+}
+
+fn render_steps(
+    a: &Agent,
+    jni: Jni,
+    proxy: jobject,
+    when: When,
+    prefix: &str,
+    steps: &mut Steps,
+) -> Option<Vec<(String, Vec<u8>)>> {
     let r = collect(a, jni, proxy, when);
+    steps.step("collect sites");
     let calls = crate::method_report::collect(a, jni);
+    steps.step("collect calls");
     let pid = std::process::id();
     let mut json = to_json(a, &r, pid);
     calls.add_to_json(a, &mut json);
@@ -511,8 +635,9 @@ pub fn render_all(
     // The sampler's section, and its times merged into the method rows beside the exact counts.
     profile.samples = crate::sampler::section();
     instr_profile::samples::merge_into_methods(&mut profile);
+    steps.step("profile");
     let mut files: Vec<(String, Vec<u8>)> =
-        render::files::agent_files(&profile, &format!("instr: pid {pid}"))
+        render::files::agent_files(&profile, &format!("instr: pid {pid}"), a.text_cutoff)
             .into_iter()
             .map(|(suffix, bytes)| (format!("{prefix}{suffix}"), bytes))
             .collect();
@@ -523,7 +648,21 @@ pub fn render_all(
             calls.to_collapsed().into_bytes(),
         ));
     }
+    steps.step("render");
+    free_unless_exiting(profile, when);
+    steps.step("free profile");
     Some(files)
+}
+
+/// Frees `v`, except at exit: the process ends once the VM's death has been posted, and handing a
+/// profile's hundreds of thousands of small blocks back to malloc (with the merging of its free lists
+/// that the first large block freed then sets off) was 15-35 ms of the exit at 100,000 sites, for
+/// memory the process's end returns anyway.
+fn free_unless_exiting<T>(v: T, when: When) {
+    match when {
+        When::AtExit => std::mem::forget(v),
+        When::OnDemand => drop(v),
+    }
 }
 
 fn site_row(s: Site) -> SiteRow {

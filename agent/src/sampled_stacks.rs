@@ -13,7 +13,7 @@ use crate::live::sample_weight;
 use instr_profile::model::Frame;
 
 use crate::report::Site;
-use crate::stacks::{StackKey, Stacks, Totals};
+use crate::stacks::{Snapshot, Stacks};
 
 /// At most this many frames are walked per sample (the rules cap the depth at 64).
 const MAX_FRAMES: usize = 64;
@@ -49,7 +49,7 @@ impl SampledStacks {
         }
     }
 
-    pub fn snapshot(&self) -> Vec<(StackKey, Totals)> {
+    pub fn snapshot(&self) -> Snapshot {
         self.stacks.snapshot()
     }
 }

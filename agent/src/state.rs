@@ -44,6 +44,8 @@ pub struct Agent {
     /// Classes whose rewrite failed, so each is reported once.
     pub failed: Mutex<HashSet<String>>,
     pub gc: GcStats,
+    /// `cutoff=`: sites below this share of the total are counted, not listed, in the text report.
+    pub text_cutoff: f64,
 }
 
 #[derive(Default)]

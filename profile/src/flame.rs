@@ -4,6 +4,7 @@
 use std::collections::HashMap;
 use std::sync::Arc;
 
+use crate::fast_hash::Fx;
 use crate::model::{Frame, Profile};
 
 /// What a frame is, for its colour.
@@ -104,7 +105,7 @@ pub fn is_jdk(class: &str) -> bool {
 #[derive(Default)]
 struct FlameTable {
     frames: Vec<FlameFrame>,
-    index: HashMap<(Arc<str>, FrameKind), u32>,
+    index: HashMap<(Arc<str>, FrameKind), u32, Fx>,
 }
 
 impl FlameTable {
@@ -145,7 +146,7 @@ pub fn views<'p>(p: &'p Profile) -> Vec<FlameView> {
         .map(|f| table.intern(&f.name(), kind_of(&f.class)))
         .collect();
     // The allocated (or monitor) class of each row: one lookup by `&str` per row, no allocation.
-    let mut by_class: HashMap<&'p str, u32> = HashMap::new();
+    let mut by_class: HashMap<&'p str, u32, Fx> = HashMap::default();
     let mut class_id = |table: &mut FlameTable, class: &'p str| -> u32 {
         *by_class
             .entry(class)

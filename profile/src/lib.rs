@@ -7,12 +7,14 @@
 //! - [`flame`]: a profile's weighted stacks, one [`flame::FlameView`] per thing measured (objects and
 //!   bytes allocated, live objects, calls, CPU and wall time); what the flame graphs, pprof and the
 //!   collapsed files are drawn from.
+//! - [`fast_hash`]: the hasher of the maps keyed by measured data.
 //! - [`filter`]: a profile narrowed to packages, threads or its largest rows, before rendering.
 //! - [`samples`]: the sampler's section, merged into the method rows, its views and text section;
 //!   [`sample_log`]: the binary log the agent appends samples to as the program runs.
 //! - [`render`]: the hprof-style text report, collapsed stacks, the HTML flame graph, SVG, pprof, the
 //!   diff of two profiles, and every file the agent writes for a profile at once (`render::files`).
 
+pub mod fast_hash;
 pub mod filter;
 pub mod flame;
 pub mod model;

@@ -2,7 +2,8 @@
 //! is not a profile, and drawn as flame views whose totals are the report's.
 
 use instr_profile::flame::{views, FrameKind};
-use instr_profile::render::collapsed;
+use instr_profile::model::{Frame, SiteRow, SCHEMA};
+use instr_profile::render::{self, collapsed};
 use instr_profile::{Profile, ProfileError};
 
 const SMALL: &str = include_str!("data/small.json");
@@ -138,4 +139,82 @@ fn collapsed_stacks_are_root_first_with_the_allocated_class_last() {
         "app.Main.main;app.Main.work;app.Point 640\n\
          app.Main.main;java.io.InputStream.readAllBytes;byte[] 4096\n"
     );
+}
+
+/// A site of `bytes` allocated at a stack of `frames`.
+fn site(class: &str, bytes: u64, stack: Vec<u32>) -> SiteRow {
+    SiteRow {
+        class: class.into(),
+        count: 1,
+        bytes,
+        stack,
+        ..Default::default()
+    }
+}
+
+#[test]
+fn the_text_lists_the_sites_above_the_cutoff_and_counts_the_rest() {
+    let frame = |m: &str| Frame {
+        class: "A".into(),
+        method: m.into(),
+        ..Default::default()
+    };
+    let p = Profile {
+        schema: SCHEMA.into(),
+        depth: 2,
+        frames: vec![frame("big"), frame("small"), frame("tiny")],
+        // Two sites of one stack share its trace; the two smallest are below 1% of the 10,000 bytes.
+        sites: vec![
+            site("X", 6_000, vec![0]),
+            site("Y", 3_960, vec![0]),
+            site("Z", 30, vec![1]),
+            site("W", 10, vec![2, 0]),
+        ],
+        ..Default::default()
+    };
+    let text = render::text::render(&p, 0.01);
+    let header = text.lines().nth(1).unwrap();
+    assert_eq!(
+        header,
+        "(cutoff 0.01: 2 of 4 sites are below 0.01 of the total each, 40 allocated bytes together, and are not listed, nor the traces only they have; the JSON profile has every site)"
+    );
+    let sites: Vec<&str> = text
+        .lines()
+        .skip_while(|l| !l.starts_with(" rank   self"))
+        .skip(1)
+        .take_while(|l| *l != "SITES END")
+        .collect();
+    assert_eq!(
+        sites,
+        [
+            "    1 60.00% 60.00%      6000     1 300001 X",
+            "    2 39.60% 99.60%      3960     1 300001 Y",
+        ]
+    );
+    // The shared trace once, and none of the sites left out.
+    assert_eq!(text.matches("TRACE ").count(), 1, "{text}");
+    assert!(
+        text.contains("TRACE 300001:\n\tA.big(Unknown Source)\n"),
+        "{text}"
+    );
+    assert!(!text.contains("A.small") && !text.contains("A.tiny"));
+
+    // 0 lists every site, each stack's trace once, and says nothing of a cutoff.
+    let all = render::text::render(&p, 0.0);
+    assert!(!all.contains("cutoff"));
+    assert_eq!(all.matches("TRACE ").count(), 3, "{all}");
+    assert!(
+        all.contains("    4  0.10% 100.00%        10     1 300003 W"),
+        "{all}"
+    );
+}
+
+#[test]
+fn a_cutoff_is_a_share_below_one() {
+    use render::text::parse_cutoff;
+    assert_eq!(parse_cutoff("0.0001"), Ok(0.0001));
+    assert_eq!(parse_cutoff("0"), Ok(0.0));
+    for bad in ["1", "-0.1", "x", "NaN", "inf", ""] {
+        assert!(parse_cutoff(bad).is_err(), "{bad}");
+    }
 }

@@ -1,38 +1,47 @@
 //! The report files the agent writes for one profile (`PREFIX.json`, `.txt`, `.collapsed`, `.html`,
 //! `.pb.gz`), rendered together: what the agent's exit costs is this function, and the bench times it.
 //!
-//! The renderers are independent pure functions, so they run on two scoped threads: the JSON and the
-//! text, which need no flame views, on one while the views are drawn and pprof, the collapsed stacks and
-//! the HTML page rendered from them on the other. The bytes are the same as rendering one after another.
+//! The renderers are independent pure functions, so they run on scoped threads: the JSON and the text,
+//! which need no flame views, on one while the views are drawn; then pprof on another while the
+//! collapsed stacks and the HTML page are rendered. The bytes are the same as rendering one after
+//! another.
 
 use crate::flame::{self, FlameView};
 use crate::render::{collapsed, html, pprof, text};
 use crate::Profile;
 
-/// Each file's suffix (after the prefix) and bytes, in this order: `.json`, `.txt`, `.collapsed` (the
-/// allocated bytes, root first), `.html`, `.pb.gz`.
-pub fn agent_files(profile: &Profile, title: &str) -> Vec<(&'static str, Vec<u8>)> {
+/// Each file's suffix (after the prefix) and bytes, in this order: `.json`, `.txt` (the sites below
+/// `cutoff` of the total counted, not listed: `text::render`), `.collapsed` (the allocated bytes, root
+/// first), `.html`, `.pb.gz`.
+pub fn agent_files(profile: &Profile, title: &str, cutoff: f64) -> Vec<(&'static str, Vec<u8>)> {
     std::thread::scope(|s| {
-        // Two threads, as the machine may have two cores: the JSON and the text, which need no flame
-        // views, on one; the views and what is drawn from them on the other.
+        // The JSON and the text, which need no flame views, on a thread of their own from the start;
+        // pprof on another once the views are drawn, while this one draws the page and the collapsed
+        // stacks: at 100,000 stacks pprof takes about as long as those two, the JSON less than the
+        // views, so two cores are busy to the end.
         let plain = || {
             (
                 profile.to_json().into_bytes(),
-                text::render(profile).into_bytes(),
+                text::render(profile, cutoff).into_bytes(),
             )
         };
         // A thread that cannot be made (a process at its thread limit) leaves the work to this one.
-        let spawned = std::thread::Builder::new()
-            .name("instr-render".into())
-            .spawn_scoped(s, plain);
+        let plain_thread = spawn(s, plain);
         let views = flame::views(profile);
-        let pb = pprof::render(&views);
-        let collapsed = bytes_view(&views)
-            .map(collapsed::render)
-            .unwrap_or_default()
-            .into_bytes();
-        let page = html::render(title, &views).into_bytes();
-        let (json, txt) = match spawned {
+        let (pb, collapsed, page) = std::thread::scope(|drawn| {
+            let pb_thread = spawn(drawn, || pprof::render(&views));
+            let collapsed = bytes_view(&views)
+                .map(collapsed::render)
+                .unwrap_or_default()
+                .into_bytes();
+            let page = html::render(title, &views).into_bytes();
+            let pb = match pb_thread {
+                Ok(h) => joined(h),
+                Err(_) => pprof::render(&views),
+            };
+            (pb, collapsed, page)
+        });
+        let (json, txt) = match plain_thread {
             Ok(h) => joined(h),
             Err(_) => plain(),
         };
@@ -44,6 +53,16 @@ pub fn agent_files(profile: &Profile, title: &str) -> Vec<(&'static str, Vec<u8>
             (".pb.gz", pb),
         ]
     })
+}
+
+/// A renderer's thread.
+fn spawn<'scope, 'env, T: Send + 'scope>(
+    s: &'scope std::thread::Scope<'scope, 'env>,
+    f: impl FnOnce() -> T + Send + 'scope,
+) -> std::io::Result<std::thread::ScopedJoinHandle<'scope, T>> {
+    std::thread::Builder::new()
+        .name("instr-render".into())
+        .spawn_scoped(s, f)
 }
 
 fn bytes_view(views: &[FlameView]) -> Option<&FlameView> {

@@ -9,6 +9,7 @@
 //! ordered as the agent orders them (stable sorts, so a report already in that order keeps its ties).
 
 use std::cmp::Reverse;
+use std::collections::HashMap;
 use std::fmt::Write as _;
 
 use serde_json::Value;
@@ -46,22 +47,79 @@ fn pct(v: u64, total: u64) -> f64 {
     }
 }
 
-pub fn render(p: &Profile) -> String {
+/// hprof's default cutoff: sites below this share of the total are left out of the text (not of the
+/// JSON profile, which keeps every site).
+pub const DEFAULT_CUTOFF: f64 = 0.0001;
+
+/// A cutoff as the agent's `cutoff=` and `instr report --cutoff` take it: a share of the total from 0
+/// (list every site) up to, not including, 1. `Err` says what is expected, for the caller to name the
+/// option and the value.
+pub fn parse_cutoff(value: &str) -> Result<f64, String> {
+    match value.trim().parse::<f64>() {
+        Ok(c) if (0.0..1.0).contains(&c) => Ok(c),
+        _ => Err(format!(
+            "not a share of the total from 0 (every site) to below 1, such as {DEFAULT_CUTOFF}"
+        )),
+    }
+}
+
+/// Whether a site of `share` of `total` is listed under `cutoff`: hprof's test, a share at least the
+/// cutoff; every site when the total is 0.
+fn above_cutoff(share: u64, total: u64, cutoff: f64) -> bool {
+    total == 0 || share as f64 >= cutoff * total as f64
+}
+
+/// The report; the sites below `cutoff` of the total (and the traces only they have) are counted in
+/// its header rather than listed: 100,000 sites of 12 frames make a text of 74 MB otherwise.
+pub fn render(p: &Profile, cutoff: f64) -> String {
     let mut s = String::new();
-    heap(&mut s, p);
+    heap(&mut s, p, cutoff);
     calls(&mut s, p);
     crate::samples::text(&mut s, p);
     s
 }
 
-fn heap(s: &mut String, p: &Profile) {
+fn heap(s: &mut String, p: &Profile, cutoff: f64) {
+    let live_every = rest_u64(p, "live_sampling");
+    // hprof's layout: with live tracking (per site) the shares are of live bytes, ordered by them.
+    let live = live_every > 0 && p.depth > 0;
+    let share = |site: &SiteRow| {
+        if live {
+            site.live_bytes.unwrap_or(0)
+        } else {
+            site.bytes
+        }
+    };
+    let mut sites: Vec<&SiteRow> = p.sites.iter().collect();
+    sites.sort_by_key(|s| Reverse(share(s)));
+    let total: u64 = sites.iter().map(|s| share(s)).sum();
+    // hprof's cutoff: the sites below it (the tail of the order) are counted in the header, not listed.
+    let listed = sites
+        .iter()
+        .take_while(|site| above_cutoff(share(site), total, cutoff))
+        .count();
+    let left_out = &sites[listed..];
+    let ordered = if live {
+        "live bytes"
+    } else {
+        "allocated bytes"
+    };
+    let sites = &sites[..listed];
     let _ = writeln!(
         s,
         "instr heap report, pid {}, allocation-site depth {}",
         p.pid, p.depth
     );
+    if !left_out.is_empty() {
+        let left_share: u64 = left_out.iter().map(|s| share(s)).sum();
+        let _ = writeln!(
+            s,
+            "(cutoff {cutoff}: {} of {} sites are below {cutoff} of the total each, {left_share} {ordered} together, and are not listed, nor the traces only they have; the JSON profile has every site)",
+            left_out.len(),
+            listed + left_out.len(),
+        );
+    }
     let _ = writeln!(s, "\nCLASSES BEGIN (exact; ordered by allocated bytes)");
-    let live_every = rest_u64(p, "live_sampling");
     let live_bytes = rest_u64(p, "live_sample_bytes");
     let mut classes: Vec<_> = p.classes.iter().collect();
     classes.sort_by_key(|r| Reverse(r.bytes));
@@ -106,23 +164,15 @@ fn heap(s: &mut String, p: &Profile) {
     }
     let _ = writeln!(s, "CLASSES END");
 
-    // hprof's layout: with live tracking (per site) the shares are of live bytes, ordered by them.
-    let live = live_every > 0 && p.depth > 0;
-    let share = |site: &SiteRow| {
-        if live {
-            site.live_bytes.unwrap_or(0)
-        } else {
-            site.bytes
-        }
-    };
-    let mut sites: Vec<&SiteRow> = p.sites.iter().collect();
-    sites.sort_by_key(|s| Reverse(share(s)));
-    let total: u64 = sites.iter().map(|s| share(s)).sum();
-    let ordered = if live {
-        "live bytes"
-    } else {
-        "allocated bytes"
-    };
+    // Each distinct stack is one trace, numbered as first listed: sites of one stack share it.
+    let mut trace_of: HashMap<&[u32], u64> = HashMap::with_capacity(sites.len());
+    let traces: Vec<u64> = sites
+        .iter()
+        .map(|site| {
+            let next = 300_001 + trace_of.len() as u64;
+            *trace_of.entry(&site.stack).or_insert(next)
+        })
+        .collect();
     let _ = writeln!(s, "\nSITES BEGIN (ordered by {ordered})");
     let sampled = rest_u64(p, "stack_sample_bytes");
     if sampled > 0 {
@@ -145,7 +195,7 @@ fn heap(s: &mut String, p: &Profile) {
         let _ = writeln!(s, " rank   self  accum     bytes  objs  trace name");
     }
     let mut accum = 0u64;
-    for (i, site) in sites.iter().enumerate() {
+    for (i, (site, trace)) in sites.iter().zip(&traces).enumerate() {
         accum += share(site);
         let _ = write!(
             s,
@@ -165,22 +215,22 @@ fn heap(s: &mut String, p: &Profile) {
         let _ = writeln!(
             s,
             "{:9} {:5} {:6} {}",
-            site.bytes,
-            site.count,
-            300_001 + i,
-            site.class
+            site.bytes, site.count, trace, site.class
         );
     }
     let _ = writeln!(s, "SITES END");
-    // Each frame's line once, however many traces show it: a profile of 100,000 stacks has a million
-    // frame lines and a few thousand distinct frames.
+    // Each frame's line once, however many traces show it.
     let lines: Vec<String> = p.frames.iter().map(trace_line).collect();
-    let frame_lines: usize = sites.iter().map(|site| site.stack.len()).sum();
-    s.reserve(frame_lines * 48 + sites.len() * 16);
     let mut digits = itoa_buffer();
-    for (i, site) in sites.iter().enumerate() {
+    let mut next = 300_001;
+    for (site, &trace) in sites.iter().zip(&traces) {
+        // A trace is written where it is first listed: a later site of the same stack shares it.
+        if trace != next {
+            continue;
+        }
+        next += 1;
         s.push_str("TRACE ");
-        s.push_str(digits.format(300_001 + i as u64));
+        s.push_str(digits.format(trace));
         s.push_str(":\n");
         for &f in &site.stack {
             s.push_str(&lines[f as usize]);

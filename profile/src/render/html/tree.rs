@@ -4,6 +4,7 @@
 
 use std::collections::HashMap;
 
+use crate::fast_hash::Fx;
 use crate::flame::{FlameFrame, FlameView, FrameKind};
 
 /// Frame names shared by every view of a page: each distinct (name, kind) once.
@@ -31,40 +32,6 @@ impl Names {
         self.names.push(name.to_string());
         self.kinds.push(kind);
         (self.names.len() - 1) as u32
-    }
-}
-
-/// A multiplicative hasher (the Fx hash's idea, written here): the tree's map is keyed by pairs of
-/// small integers, millions of lookups, and SipHash's resistance to chosen keys buys nothing on data
-/// the agent measured.
-#[derive(Default, Clone, Copy)]
-pub(crate) struct Fx;
-
-pub(crate) struct FxHasher(u64);
-
-impl std::hash::BuildHasher for Fx {
-    type Hasher = FxHasher;
-    fn build_hasher(&self) -> FxHasher {
-        FxHasher(0)
-    }
-}
-
-impl std::hash::Hasher for FxHasher {
-    fn write(&mut self, bytes: &[u8]) {
-        for chunk in bytes.chunks(8) {
-            let mut b = [0u8; 8];
-            b[..chunk.len()].copy_from_slice(chunk);
-            self.write_u64(u64::from_le_bytes(b));
-        }
-    }
-    fn write_u32(&mut self, v: u32) {
-        self.write_u64(u64::from(v));
-    }
-    fn write_u64(&mut self, v: u64) {
-        self.0 = (self.0.rotate_left(5) ^ v).wrapping_mul(0x51_7c_c1_b7_27_22_0a_95);
-    }
-    fn finish(&self) -> u64 {
-        self.0
     }
 }
 
