@@ -37,7 +37,7 @@
 use std::collections::HashMap;
 use std::io::Write as _;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
-use std::sync::{Mutex, OnceLock};
+use std::sync::{Condvar, Mutex, OnceLock};
 use std::time::Duration;
 
 use instr_profile::sample_log::{self, Aggregate, FrameType, Kind, LogFrame, Record};
@@ -505,6 +505,7 @@ fn open_log(s: &Sampler) {
 fn vm_death(jni: Jni) {
     if let Some(s) = sampler() {
         s.stopping.store(true, Ordering::Release);
+        wake_drain_and_wait();
         signals::stop();
         for (_, timer) in lock(&s.timers).drain() {
             signals::disarm_cpu_timer(timer);
@@ -520,8 +521,17 @@ fn drain_main(jni: Jni) {
     let Some(s) = sampler() else { return };
     DRAINING.store(true, Ordering::Release);
     let mut period = DRAIN_PERIOD;
-    while !s.stopping.load(Ordering::Acquire) {
-        std::thread::sleep(period);
+    loop {
+        {
+            let asleep = lock(&WAKE_LOCK);
+            if !s.stopping.load(Ordering::Acquire) {
+                let _ = WAKE.wait_timeout(asleep, period);
+            }
+        }
+        // Whoever stops the sampler drains what is left itself (vm_death, stop_at_run_time).
+        if s.stopping.load(Ordering::Acquire) {
+            break;
+        }
         let drained = drain_once(s, jni);
         period = if drained * 4 > RING_SLOTS {
             BUSY_DRAIN_PERIOD
@@ -793,8 +803,26 @@ pub fn collapsed_files(p: &instr_profile::Profile, prefix: &str) -> Vec<(String,
 
 // Started and stopped while the program runs (`start cpu`, `stop cpu`; cpu_switch.rs has the rest).
 
-/// Whether a drain thread runs (a stopped sampler's drain ends within one DRAIN_PERIOD).
+/// Whether a drain thread runs (a stopped sampler's drain thread ends as soon as it is woken).
 static DRAINING: AtomicBool = AtomicBool::new(false);
+
+/// Wakes the drain thread before its period is over. An agent thread asleep in native code holds up the
+/// VM's exit (HotSpot waits up to 300 ms for threads in native code), so at VM death the thread is woken
+/// and has left before the VM exits.
+static WAKE: Condvar = Condvar::new();
+static WAKE_LOCK: Mutex<()> = Mutex::new(());
+
+/// After `stopping` is set: wakes the drain thread and waits (a bounded while) until it has ended.
+fn wake_drain_and_wait() {
+    drop(lock(&WAKE_LOCK));
+    WAKE.notify_all();
+    for _ in 0..200 {
+        if !DRAINING.load(Ordering::Acquire) {
+            return;
+        }
+        std::thread::sleep(Duration::from_millis(1));
+    }
+}
 
 /// The events the sampler enables, beside the thread events others may share: CompiledMethodLoad only
 /// with `debug-non-safepoints=on`.
@@ -902,6 +930,7 @@ pub fn start_at_run_time(
 pub fn stop_at_run_time(jni: Jni, thread_events: (bool, bool)) -> usize {
     let Some(s) = sampler() else { return 0 };
     s.stopping.store(true, Ordering::Release);
+    wake_drain_and_wait();
     signals::stop();
     let timers: Vec<usize> = lock(&s.timers).drain().map(|(_, t)| t).collect();
     for &timer in &timers {
