@@ -24,7 +24,7 @@ use std::sync::{Mutex, OnceLock};
 use std::time::Instant;
 
 use crate::ffi::Jni;
-use crate::jvmti::{capability, event, Capabilities, HeapObjects, ENABLE, ERROR_NONE};
+use crate::jvmti::{capability, event, HeapObjects, ENABLE, ERROR_NONE};
 use crate::live::{self, Live, Owner, Sampling};
 use crate::state::{lock, Agent};
 
@@ -60,23 +60,13 @@ pub fn start(a: &Agent, jni: Jni) -> Result<String, String> {
     if is_on() {
         return Ok("live was already on".into());
     }
-    let potential = a.jvmti.potential_capabilities();
-    let mut caps = Capabilities::default();
-    for bit in [
-        capability::TAG_OBJECTS,
-        capability::GENERATE_OBJECT_FREE_EVENTS,
-    ] {
-        if !potential.has(bit) {
-            return Err(format!(
-                "this VM does not offer the JVMTI capability {} now",
-                capability::name(bit)
-            ));
-        }
-        caps = caps.with(bit);
-    }
-    if a.jvmti.add_capabilities(&caps) != ERROR_NONE {
-        return Err("AddCapabilities failed for live counting".into());
-    }
+    a.jvmti.add_live_capabilities(
+        &[
+            capability::TAG_OBJECTS,
+            capability::GENERATE_OBJECT_FREE_EVENTS,
+        ],
+        "live counting",
+    )?;
     // Sampling::Bytes: the numbering of classes by mirror tags; interval 0 weighs nothing.
     let live =
         RUNTIME.get_or_init(|| Live::new(Sampling::Bytes(0), 0, crate::CLASS_SLOTS as usize));

@@ -13,7 +13,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Mutex;
 
 use crate::ffi::Jni;
-use crate::jvmti::{capability, event, Capabilities, ENABLE, ERROR_NONE};
+use crate::jvmti::{capability, event, ENABLE, ERROR_NONE};
 use crate::state::{lock, Agent};
 
 /// Whether the four monitor events are on.
@@ -43,23 +43,13 @@ pub fn start(a: &Agent, jni: Jni) -> Result<String, String> {
     if is_on() {
         return Ok("monitors was already on".into());
     }
-    let potential = a.jvmti.potential_capabilities();
-    let mut caps = Capabilities::default();
-    for bit in [
-        capability::GENERATE_MONITOR_EVENTS,
-        capability::GET_MONITOR_INFO,
-    ] {
-        if !potential.has(bit) {
-            return Err(format!(
-                "this VM does not offer the JVMTI capability {} now",
-                capability::name(bit)
-            ));
-        }
-        caps = caps.with(bit);
-    }
-    if a.jvmti.add_capabilities(&caps) != ERROR_NONE {
-        return Err("AddCapabilities failed for the monitor events".into());
-    }
+    a.jvmti.add_live_capabilities(
+        &[
+            capability::GENERATE_MONITOR_EVENTS,
+            capability::GET_MONITOR_INFO,
+        ],
+        "the monitor events",
+    )?;
     let set_up = if crate::threads::profiler().is_none() {
         crate::threads::install_monitors_only(a.jvmti, &a.rules, jni);
         " (the monitor profiler set up; no monitor dumps or deadlock checks: those need threads=on at start-up)"

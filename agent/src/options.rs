@@ -431,8 +431,10 @@ mod tests {
         );
         assert!(matches!(parse("cpu=10ms,engine=jvmti"), Ok(Parsed::Run(s))
             if s.rules.sampling().engine == instr_rules::SamplingEngine::Jvmti));
-        assert!(matches!(parse("cpu=10ms,debug-non-safepoints=on"), Ok(Parsed::Run(s))
-            if s.rules.sampling().debug_non_safepoints));
+        assert!(
+            matches!(parse("cpu=10ms,debug-non-safepoints=on"), Ok(Parsed::Run(s))
+            if s.rules.sampling().debug_non_safepoints)
+        );
         assert!(matches!(parse("cpu=10ms"), Ok(Parsed::Run(s))
             if !s.rules.sampling().debug_non_safepoints));
         for (bad, says) in [
@@ -441,7 +443,10 @@ mod tests {
             ("wall=2min", "wall=2min"),
             ("cpu=1ms,engine=perf", "engine=perf"),
             ("engine=agct", "give cpu=INTERVAL"),
-            ("debug-non-safepoints=on", "debug-non-safepoints= says how to sample"),
+            (
+                "debug-non-safepoints=on",
+                "debug-non-safepoints= says how to sample",
+            ),
             ("cpu=1ms,debug-non-safepoints=1", "debug-non-safepoints=1"),
             ("cpu=1ms,calls=times", "calls=times"),
             ("sample-threads=yes", "sample-threads=yes"),

@@ -633,7 +633,7 @@ fn render_steps(
         When::OnDemand => crate::threads::section_now(jni),
     };
     // The sampler's section, and its times merged into the method rows beside the exact counts.
-    profile.samples = crate::sampler::section();
+    profile.samples = crate::sampler::section(jni);
     instr_profile::samples::merge_into_methods(&mut profile);
     steps.step("profile");
     let mut files: Vec<(String, Vec<u8>)> =

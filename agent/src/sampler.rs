@@ -773,9 +773,11 @@ fn jvmti_main(jni: Jni) {
     }
 }
 
-/// The report's `samples` section as it is now.
-pub fn section() -> Option<Samples> {
+/// The report's `samples` section as it is now: the ring is drained first, so that an on-demand report
+/// has every sample taken until it was asked for, not only those of the last drain period.
+pub fn section(jni: Jni) -> Option<Samples> {
     let s = sampler()?;
+    drain_once(s, jni);
     let d = lock(&s.drain);
     Some(d.aggregate.samples())
 }

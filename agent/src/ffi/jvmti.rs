@@ -378,37 +378,12 @@ impl Jvmti {
     }
     /// Visits every tagged object in the heap: `visit(tag, size)`.
     pub fn for_each_tagged_object(&self, mut visit: impl FnMut(jlong, jlong)) -> JvmtiError {
-        unsafe extern "system" fn each(
-            _class_tag: jlong,
-            size: jlong,
-            tag: *mut jlong,
-            _length: jint,
-            user: *mut c_void,
-        ) -> jint {
-            const P: super::guard::Policy =
-                super::guard::Policy::once("IterateThroughHeap", "live counts may be incomplete");
-            // A panic stops the iteration (JVMTI_VISIT_ABORT) rather than unwinding through the VM.
-            super::guard::guard(P, 0x8000, || {
-                // SAFETY: `user` is the `&mut dyn FnMut` passed below, alive for the whole iteration.
-                let visit = unsafe { &mut *(user as *mut &mut dyn FnMut(jlong, jlong)) };
-                // SAFETY: the VM passes the visited object's tag slot.
-                visit(unsafe { *tag }, size);
-                0
-            })
-        }
-        let mut callbacks = HeapCallbacks { slots: [None; 15] };
-        callbacks.slots[0] = Some(each);
-        let mut visit: &mut dyn FnMut(jlong, jlong) = &mut visit;
-        call!(
-            self,
-            116,
-            fn(jint, jclass, *const HeapCallbacks, *mut c_void),
-            HEAP_FILTER_UNTAGGED,
-            ptr::null_mut(),
-            &callbacks,
-            &mut visit as *mut _ as *mut c_void
-        )
+        self.retag_heap(HeapObjects::Tagged, |_, size, tag| {
+            visit(tag, size);
+            tag
+        })
     }
+
     /// Visits the objects `which` selects, in one IterateThroughHeap: `visit(class_tag, size, tag)`
     /// returns the object's new tag. It runs with the heap locked: it may touch atomics and its own
     /// state, and call no JNI or JVMTI function.
@@ -469,6 +444,26 @@ impl Jvmti {
     }
     pub fn add_capabilities(&self, caps: &Capabilities) -> JvmtiError {
         call!(self, 142, fn(*const Capabilities), caps)
+    }
+
+    /// Adds the capabilities `bits` in the live phase (a run-time `start`), for `what`: an error naming
+    /// the first one this VM does not offer now, or AddCapabilities' refusal.
+    pub fn add_live_capabilities(&self, bits: &[u32], what: &str) -> Result<(), String> {
+        let potential = self.potential_capabilities();
+        let mut caps = Capabilities::default();
+        for &bit in bits {
+            if !potential.has(bit) {
+                return Err(format!(
+                    "this VM does not offer the JVMTI capability {} now",
+                    capability::name(bit)
+                ));
+            }
+            caps = caps.with(bit);
+        }
+        if self.add_capabilities(&caps) != ERROR_NONE {
+            return Err(format!("AddCapabilities failed for {what}"));
+        }
+        Ok(())
     }
 
     fn take_string(&self, e: JvmtiError, s: *mut c_char) -> Option<String> {

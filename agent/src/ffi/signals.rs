@@ -195,14 +195,19 @@ pub fn registered_threads(out: &mut Vec<i32>) {
 /// A CPU-time timer of the calling thread, delivering SIGPROF to this very thread every `interval_ns`
 /// of its CPU time. The id to disarm it with, or the OS error.
 pub fn arm_cpu_timer(interval_ns: u64) -> Result<usize, String> {
+    arm_timer(libc::CLOCK_THREAD_CPUTIME_ID, current_tid(), interval_ns)
+}
+
+/// A timer on `clock` sending SIGPROF to thread `tid` every `interval_ns` of that clock.
+fn arm_timer(clock: libc::clockid_t, tid: i32, interval_ns: u64) -> Result<usize, String> {
     // SAFETY: a zeroed sigevent is valid; the fields set are those SIGEV_THREAD_ID reads.
     let mut event: libc::sigevent = unsafe { std::mem::zeroed() };
     event.sigev_notify = libc::SIGEV_THREAD_ID;
     event.sigev_signo = libc::SIGPROF;
-    event.sigev_notify_thread_id = current_tid();
+    event.sigev_notify_thread_id = tid;
     let mut timer: libc::timer_t = std::ptr::null_mut();
     // SAFETY: valid pointers to an initialised sigevent and to the timer id to fill.
-    if unsafe { libc::timer_create(libc::CLOCK_THREAD_CPUTIME_ID, &mut event, &mut timer) } != 0 {
+    if unsafe { libc::timer_create(clock, &mut event, &mut timer) } != 0 {
         return Err(std::io::Error::last_os_error().to_string());
     }
     let period = libc::timespec {
@@ -271,32 +276,7 @@ pub fn arm_cpu_timer_of(tid: i32, interval_ns: u64) -> Result<usize, String> {
     // Linux's clock id of a thread's CPU time: the bits of ~tid above CPUCLOCK_PERTHREAD_MASK (4) and
     // CPUCLOCK_SCHED (2), as glibc's pthread_getcpuclockid builds it.
     let clock = ((!(tid as libc::clockid_t)) << 3) | 6;
-    // SAFETY: a zeroed sigevent is valid; the fields set are those SIGEV_THREAD_ID reads.
-    let mut event: libc::sigevent = unsafe { std::mem::zeroed() };
-    event.sigev_notify = libc::SIGEV_THREAD_ID;
-    event.sigev_signo = libc::SIGPROF;
-    event.sigev_notify_thread_id = tid;
-    let mut timer: libc::timer_t = std::ptr::null_mut();
-    // SAFETY: valid pointers to an initialised sigevent and to the timer id to fill.
-    if unsafe { libc::timer_create(clock, &mut event, &mut timer) } != 0 {
-        return Err(std::io::Error::last_os_error().to_string());
-    }
-    let period = libc::timespec {
-        tv_sec: (interval_ns / 1_000_000_000) as libc::time_t,
-        tv_nsec: (interval_ns % 1_000_000_000) as libc::c_long,
-    };
-    let spec = libc::itimerspec {
-        it_interval: period,
-        it_value: period,
-    };
-    // SAFETY: `timer` was just created; `spec` is a valid itimerspec.
-    if unsafe { libc::timer_settime(timer, 0, &spec, std::ptr::null_mut()) } != 0 {
-        let e = std::io::Error::last_os_error().to_string();
-        // SAFETY: as above.
-        unsafe { libc::timer_delete(timer) };
-        return Err(e);
-    }
-    Ok(timer as usize)
+    arm_timer(clock, tid, interval_ns)
 }
 
 unsafe extern "system" fn on_sigprof(
