@@ -122,10 +122,11 @@ fn run_limited(mut cmd: Command, what: &str) -> Output {
             break status;
         }
         if start.elapsed() > HANG_LIMIT {
+            let threads = hang_report(child.id());
             kill_group(&child);
             let _ = child.wait();
             panic!(
-                "{what}: still running after {HANG_LIMIT:?}, killed (hang):\n{}",
+                "{what}: still running after {HANG_LIMIT:?}, killed (hang):\n{}\n{threads}",
                 text(&err.join().unwrap_or_default())
             );
         }

@@ -291,9 +291,10 @@ fn start(jdk: &Jdk, case: &Case, cwd: &Path, inputs: &Path) -> Result<Output, St
         Ok(out) => out.map_err(|e| format!("waiting for java: {e}")),
         Err(_) => {
             // Still running, so not yet reaped: the pid is still this VM's.
+            let threads = hang_report(pid);
             let _ = Command::new("kill").arg("-9").arg(pid.to_string()).status();
             let _ = finished.recv();
-            Err(format!("hung: still running after {HANG:?}, killed"))
+            Err(format!("hung: still running after {HANG:?}, killed\n{threads}"))
         }
     };
     drop(stdin);

@@ -697,3 +697,52 @@ pub fn profile_json(text: &str) -> serde_json::Value {
     }
     v
 }
+
+/// What process `pgid` and the processes of its group were doing when a test gave up on them as hung: each thread's name,
+/// state and kernel wait channel from /proc, and the native stacks from gdb when it is installed. A hang
+/// seen once on a loaded CI machine is otherwise gone before anyone can look at it.
+pub fn hang_report(pgid: u32) -> String {
+    let mut report = String::new();
+    let Ok(procs) = fs::read_dir("/proc") else {
+        return report;
+    };
+    for proc_dir in procs.flatten() {
+        let Ok(pid) = proc_dir.file_name().to_string_lossy().parse::<u32>() else {
+            continue;
+        };
+        let stat = fs::read_to_string(proc_dir.path().join("stat")).unwrap_or_default();
+        // Fields after the parenthesised name: state, ppid, pgrp.
+        let after_name = stat.rsplit_once(')').map_or("", |(_, rest)| rest);
+        if pid != pgid && after_name.split_whitespace().nth(2) != Some(&pgid.to_string()) {
+            continue;
+        }
+        let cmdline = fs::read_to_string(proc_dir.path().join("cmdline")).unwrap_or_default();
+        report += &format!("process {pid}: {}\n", cmdline.replace('\0', " ").trim());
+        let tasks = fs::read_dir(proc_dir.path().join("task")).into_iter().flatten().flatten();
+        for task in tasks {
+            let read = |f: &str| fs::read_to_string(task.path().join(f)).unwrap_or_default();
+            let stat = read("stat");
+            let state = stat.rsplit_once(')').and_then(|(_, r)| r.split_whitespace().next());
+            report += &format!(
+                "  {:>7} {:<16} {} {}\n",
+                task.file_name().to_string_lossy(),
+                read("comm").trim(),
+                state.unwrap_or("?"),
+                read("wchan")
+            );
+        }
+        let gdb = Command::new("timeout")
+            .args(["60", "gdb", "-p", &pid.to_string(), "-batch", "-ex", "thread apply all bt 30"])
+            .output();
+        if let Some(out) = gdb.ok().filter(|o| o.status.success()) {
+            let frames = text(&out.stdout);
+            report += &frames
+                .lines()
+                .filter(|l| l.starts_with("Thread ") || l.starts_with('#'))
+                .collect::<Vec<_>>()
+                .join("\n");
+            report.push('\n');
+        }
+    }
+    report
+}
