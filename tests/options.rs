@@ -155,6 +155,11 @@ const KEYS: &[(&str, Kind, &str)] = &[
     ("sampling:\n  cpu: {}\n", Kind::Word, "cpu"),
     ("sampling:\n  wall: {}\n", Kind::Word, "wall"),
     ("sampling:\n  engine: {}\n", Kind::Word, "engine"),
+    (
+        "sampling:\n  debug_non_safepoints: {}\n",
+        Kind::Word,
+        "debug_non_safepoints",
+    ),
     // A list where an interval goes: the wrong type (the message names the section, its hint the key).
     ("sampling:\n  cpu: [{}]\n", Kind::Word, "cpu"),
 ];
@@ -294,7 +299,9 @@ fn start(jdk: &Jdk, case: &Case, cwd: &Path, inputs: &Path) -> Result<Output, St
             let threads = hang_report(pid);
             let _ = Command::new("kill").arg("-9").arg(pid.to_string()).status();
             let _ = finished.recv();
-            Err(format!("hung: still running after {HANG:?}, killed\n{threads}"))
+            Err(format!(
+                "hung: still running after {HANG:?}, killed\n{threads}"
+            ))
         }
     };
     drop(stdin);

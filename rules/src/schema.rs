@@ -39,6 +39,9 @@ pub struct SamplingSection {
     pub wall: Option<Spanned<String>>,
     #[serde(default)]
     pub engine: Option<Spanned<String>>,
+    /// The inline option `debug-non-safepoints=on|off`.
+    #[serde(default)]
+    pub debug_non_safepoints: Option<bool>,
 }
 
 /// `threads:`: thread start/end, CPU time and on-demand monitor dumps whenever present; the rest opt-in.

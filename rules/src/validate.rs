@@ -159,6 +159,7 @@ fn sampling_section(origin: &str, section: SamplingSection) -> Result<SamplingRu
             )
         })?;
     }
+    s.debug_non_safepoints = section.debug_non_safepoints.unwrap_or(false);
     Ok(s)
 }
 
