@@ -39,6 +39,8 @@ pkgs=(
   procps
   # nm: tests/ffi_layer.rs lists the symbols libinstr.so exports.
   binutils
+  # gdb: a test that gives up on a hung JVM prints its threads' native stacks (tests/support hang_report).
+  gdb
   # The jars of the workload kit: tests/probes.rs rewrites every class in them with every probe, and
   # tests/workloads.rs runs h2, lucene, xalan, fop and sunflow (install.sh of the kit lists the same).
   libasm-java libh2-java liblucene8-java libxalan2-java fop libbatik-java libsunflow-java
