@@ -8,6 +8,8 @@
 # runs without any agent; prints the median wall seconds, the ratio to no agent, and the geometric mean
 # of the ratios per mode. Modes (default "empty count depth1 live live1 jfr"; "depth8" walks a stack per
 # allocation and takes minutes per workload):
+#   again   no agent, a second time: the run's noise floor (an A/A ratio; a mode's ratio closer to 1 than
+#           this one's distance from 1 is not resolved by the run)
 #   empty   agent loaded, rules select nothing (rules/empty.yaml)
 #   count   rules/default.yaml, depth 0: exact per-class and per-array-site counts
 #   depth1  rules/default.yaml, depth 1: plus every object's static allocation site (no stack walk)
@@ -69,7 +71,7 @@ opts() {  # opts MODE WORKLOAD RUN
     calls)  echo "-agentpath:$LIB=rules=$(calls_rules "$2"),file=$OUT/c-$2-$1-$3,calls=counts" ;;
     times)  echo "-agentpath:$LIB=rules=$(calls_rules "$2"),file=$OUT/c-$2-$1-$3,calls=times" ;;
     timesall) echo "-agentpath:$LIB=rules=$(calls_rules "$2"),file=$OUT/c-$2-$1-$3,calls=times,leaves=timed" ;;
-    none)   echo "" ;;
+    none|again) echo "" ;;
     empty)  echo "-agentpath:$LIB=rules=$ROOT/rules/empty.yaml,file=$OUT/r-%p" ;;
     count)  echo "-agentpath:$LIB=rules=$ROOT/rules/default.yaml,file=$OUT/r-%p,depth=0" ;;
     depth1) echo "-agentpath:$LIB=rules=$ROOT/rules/default.yaml,file=$OUT/r-%p,depth=1" ;;

@@ -4,6 +4,8 @@
 #   bench/attach-bench.sh [-n RUNS] [-k CLASSES] [-c] [-s "PROBE..."] [-A] [WORKLOAD...]
 # Part 1, for each workload (default: h2 lucene xalan fop sunflow javac), RUNS runs of each mode, interleaved:
 #   none       no agent
+#   again      no agent, a second time: the run's noise floor (an A/A ratio: a ratio closer to 1 than this
+#              one's distance from 1 is not resolved by the run)
 #   off        -agentpath:libinstr.so=rules/default.yaml,start=off: loaded, no probe in the code
 #   startstop  the same, and as soon as the control socket answers: instr ctl PID start alloc, then stop
 #              alloc (the default rules' allocation probes into every loaded class and out again; both
@@ -68,19 +70,25 @@ median() { sort -n | awk '{ a[NR] = $1 } END { if (NR) print a[int((NR + 1) / 2)
 
 echo "# $(date -u +%F) $(git rev-parse --short HEAD 2>/dev/null), $("$JAVA_HOME/bin/java" -version 2>&1 | head -1)"
 echo "# ${CPU:+CPU seconds, }startstop: $SWITCH; load before: $(uptime | sed 's/.*load average: //')"
-printf '%-8s %10s %10s %10s %8s %10s\n' workload none off startstop off/none start+stop/none
+printf '%-8s %8s %8s %8s %9s %8s %9s %14s\n' workload none again off startstop again/none off/none start+stop/none
+ratios=$OUT/ratios; : > "$ratios"
 for w in $NAMES; do
   declare -A times=()
   for i in $(seq 1 "$N"); do
-    for m in none off startstop; do times[$m]+="$(run1 "$w" "$m" "$i") "; done
+    for m in none again off startstop; do times[$m]+="$(run1 "$w" "$m" "$i") "; done
   done
   none=$(echo "${times[none]}" | tr ' ' '\n' | median)
+  again=$(echo "${times[again]}" | tr ' ' '\n' | median)
   off=$(echo "${times[off]}" | tr ' ' '\n' | median)
   ss=$(echo "${times[startstop]}" | tr ' ' '\n' | median)
-  awk -v w="$w" -v n="$none" -v o="$off" -v s="$ss" 'BEGIN {
-    printf "%-8s %10s %10s %10s %7.3fx %9.3fx\n", w, n, o, s, (n > 0 ? o / n : 0), (n > 0 ? s / n : 0) }'
+  awk -v w="$w" -v n="$none" -v a="$again" -v o="$off" -v s="$ss" 'BEGIN {
+    if (n <= 0 || a <= 0 || o <= 0 || s <= 0) { printf "%-8s (a mode failed: no ratios)\n", w; exit }
+    printf "%-8s %8s %8s %8s %9s %9.3fx %8.3fx %13.3fx\n", w, n, a, o, s, a / n, o / n, s / n
+    print a / n, o / n, s / n >> "'"$ratios"'" }'
   unset times
 done
+awk '{ for (i = 1; i <= 3; i++) g[i] += log($i); n++ } END { if (n)
+  printf "%-8s %8s %8s %8s %9s %9.3fx %8.3fx %13.3fx\n", "geomean", "", "", "", "", exp(g[1] / n), exp(g[2] / n), exp(g[3] / n) }' "$ratios"
 
 echo "# load after: $(uptime | sed 's/.*load average: //')"
 [ -n "$ATTACH" ] || exit 0
