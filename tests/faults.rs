@@ -1009,7 +1009,9 @@ fn on_demand_report_racing_the_exit_report() {
 /// probed method and contend on monitors, with allocation counting at depth 2, `calls=counts`, monitor
 /// events and the XML trace with allocations. Exit status 3 and the same stdout as without the agent, no
 /// hang, no crash, and every report whole: the heap report (with its calls), the thread report and the
-/// trace. Three runs per JDK: the race is not the same twice.
+/// trace. Three runs per JDK: the race is not the same twice. With a small heap, so that the exits meet
+/// the VM posting OBJECT_FREE for the trace's objects: a safepoint the agent asked for then hung the exit
+/// (object_free.rs, `may_post`).
 #[test]
 fn exit_from_eight_threads_at_once() {
     const RUNS: usize = 3;
@@ -1017,7 +1019,10 @@ fn exit_from_eight_threads_at_once() {
         let v = &jdk.version;
         let classes = compile_fault_programs(&jdk);
         let dir = scratch(&format!("faults-exit-{}", jdk.key()));
-        let plain = java_args(&jdk, None, &[], &classes, "ExitStorm", &[]);
+        // A small heap, so that collections free traced objects and OBJECT_FREE batches are being posted
+        // while the threads exit (object_free::may_post): on a big machine's default heap none ever ran.
+        let heap = ["-Xmx64m", "-Xmn8m"];
+        let plain = java_args(&jdk, None, &heap, &classes, "ExitStorm", &[]);
         let without = run_limited(command(&plain, &dir), "ExitStorm without the agent");
         assert_eq!(
             without.status.code(),
@@ -1044,7 +1049,7 @@ fn exit_from_eight_threads_at_once() {
             let argv = java_args(
                 &jdk,
                 Some(&format!("rules={},calls=counts", rules.display())),
-                &[],
+                &heap,
                 &classes,
                 "ExitStorm",
                 &[],
@@ -1059,7 +1064,13 @@ fn exit_from_eight_threads_at_once() {
                 text(&out.stderr)
             );
             assert_eq!(text(&out.stdout), text(&without.stdout), "{what}: stdout");
-            assert_eq!(instr_lines(&out), Vec::<String>::new(), "{what}");
+            // The small heap frees tens of thousands of traced objects per collection, faster than the
+            // trace's bounded ring is drained: those drops are counted and said, by design (traceEnd).
+            let unexpected: Vec<String> = instr_lines(&out)
+                .into_iter()
+                .filter(|l| !l.starts_with("instr: the XML trace dropped "))
+                .collect();
+            assert_eq!(unexpected, Vec::<String>::new(), "{what}");
             assert_eq!(temporaries(&out_dir), Vec::<String>::new(), "{what}");
 
             let prefix = prefix_in(&out_dir, "storm-").expect("reports written");

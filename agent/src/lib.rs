@@ -288,9 +288,7 @@ pub fn load_in(vm: JavaVm, options: &str, phase: Phase) -> Result<switches::RunT
         monitors::register(&mut handlers);
     }
     ffi::events::install(jvmti, handlers)?;
-    if live_sampling.is_some()
-        && jvmti.set_event_notification_mode(event::OBJECT_FREE, ENABLE) != jvmti::ERROR_NONE
-    {
+    if live_sampling.is_some() && object_free::set_enabled(jvmti, true) != jvmti::ERROR_NONE {
         return Err("cannot enable the JVMTI OBJECT_FREE event".into());
     }
     if heap_sampling > 0

@@ -24,7 +24,7 @@ use std::sync::{Mutex, OnceLock};
 use std::time::Instant;
 
 use crate::ffi::Jni;
-use crate::jvmti::{capability, event, HeapObjects, ENABLE, ERROR_NONE};
+use crate::jvmti::{capability, HeapObjects, ERROR_NONE};
 use crate::live::{self, Live, Owner, Sampling};
 use crate::state::{lock, Agent};
 
@@ -72,10 +72,7 @@ pub fn start(a: &Agent, jni: Jni) -> Result<String, String> {
         RUNTIME.get_or_init(|| Live::new(Sampling::Bytes(0), 0, crate::CLASS_SLOTS as usize));
     let started = Instant::now();
     // Frees are counted from before the walk tags anything.
-    if a.jvmti
-        .set_event_notification_mode(event::OBJECT_FREE, ENABLE)
-        != ERROR_NONE
-    {
+    if crate::object_free::set_enabled(a.jvmti, true) != ERROR_NONE {
         return Err("cannot enable the JVMTI ObjectFree event".into());
     }
     ON.store(true, Ordering::Release);
@@ -136,7 +133,7 @@ pub fn stop(a: &Agent) -> Result<String, String> {
     // The XML trace's allocation records use ObjectFree too.
     let t = a.rules.threads();
     if !(t.enabled && t.trace.is_some() && t.trace_allocations) {
-        a.jvmti.set_event_notification_mode(event::OBJECT_FREE, 0);
+        crate::object_free::set_enabled(a.jvmti, false);
     }
     ON.store(false, Ordering::Release);
     if let Some(live) = RUNTIME.get() {

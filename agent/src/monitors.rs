@@ -171,16 +171,18 @@ fn contended_enter(jni: Jni, thread: jthread, o: jobject) {
             frames: frames.clone(),
         };
         // The owner is always read for the first enter of a (class, stack) and in the trace; otherwise
-        // sampled.
+        // sampled. Never while OBJECT_FREE may be posted: the lookup is a safepoint, and one requested
+        // then can hang the VM's exit (object_free::may_post).
         let first = p.rules.monitors && !lock(&m.contended).contains_key(&key);
         let tracing = crate::xml_trace::on();
         let last = m.last_owner_lookup.load(Ordering::Relaxed);
-        let owner = if tracing
-            || first
-            || (start.saturating_sub(last) >= OWNER_INTERVAL_NS
-                && m.last_owner_lookup
-                    .compare_exchange(last, start, Ordering::Relaxed, Ordering::Relaxed)
-                    .is_ok())
+        let owner = if !crate::object_free::may_post()
+            && (tracing
+                || first
+                || (start.saturating_sub(last) >= OWNER_INTERVAL_NS
+                    && m.last_owner_lookup
+                        .compare_exchange(last, start, Ordering::Relaxed, Ordering::Relaxed)
+                        .is_ok()))
         {
             p.jvmti.monitor_owner(o).map(|owner| {
                 let r = (thread_id(p, jni, owner), thread_name(p, owner));

@@ -258,14 +258,17 @@ pub fn enable_events(jvmti: Jvmti) -> Result<(), String> {
     }
     if p.rules.trace.is_some() {
         events.push(event::CLASS_LOAD);
-        if p.rules.trace_allocations {
-            events.push(event::OBJECT_FREE);
-        }
     }
     for e in events {
         if jvmti.set_event(e, true) != ERROR_NONE {
             return Err(format!("cannot enable JVMTI event {e}"));
         }
+    }
+    if p.rules.trace.is_some()
+        && p.rules.trace_allocations
+        && crate::object_free::set_enabled(jvmti, true) != ERROR_NONE
+    {
+        return Err(format!("cannot enable JVMTI event {}", event::OBJECT_FREE));
     }
     Ok(())
 }

@@ -217,10 +217,24 @@ pub fn start_writer(p: &Profiler, jni: Jni) {
     jni.delete_local(thread);
 }
 
+/// Clears `writer_running` however the writer ends, a panic included: producers wait for room only while
+/// it is set, so a flag left behind would make every traced event wait forever.
+struct WriterRunning<'a>(&'a AtomicBool);
+
+impl Drop for WriterRunning<'_> {
+    fn drop(&mut self) {
+        self.0.store(false, Ordering::Release);
+        if let Some(t) = TRACE.get() {
+            t.not_full.notify_all();
+        }
+    }
+}
+
 fn writer_main(_: Jni) {
     {
         let Some(t) = TRACE.get() else { return };
         t.writer_running.store(true, Ordering::Release);
+        let _running = WriterRunning(&t.writer_running);
         loop {
             // The file lock is held from taking a batch to writing it, so close() (which takes the
             // rest of the queue, then the file) always writes after this batch, never in between.
@@ -250,7 +264,6 @@ fn writer_main(_: Jni) {
             t.not_full.notify_all();
             write(f, &batch);
         }
-        t.writer_running.store(false, Ordering::Release);
     }
 }
 
