@@ -97,7 +97,7 @@ pub enum When {
 }
 
 /// Reads every counter (stopping the probes first at exit).
-pub fn collect(a: &Agent, jni: Jni, proxy: jobject, when: When) -> Report {
+pub fn collect(a: &Agent, jni: Jni, proxy: jobject, when: When, steps: &mut Steps) -> Report {
     if when == When::AtExit {
         if let Some(f) = jni.static_field(proxy, "engaged", "Z") {
             jni.set_static_boolean(proxy, f, false);
@@ -156,7 +156,10 @@ pub fn collect(a: &Agent, jni: Jni, proxy: jobject, when: When) -> Report {
         // Objects are sized by their class (`Some(instance size)`); arrays summed their own bytes as
         // they were allocated.
         let mut allocates: HashMap<i32, Option<(String, Option<u64>)>, Fx> = HashMap::default();
-        a.stacks.for_each(|site, stack, totals| {
+        // A copy first (`Stacks::snapshot`: read fast, then worked on in memory order).
+        let snapshot = a.stacks.snapshot();
+        sites.reserve(snapshot.len());
+        for (site, stack, totals) in snapshot.iter() {
             let per_object = allocates.entry(site).or_insert_with(|| {
                 let info = a.ids.site(site as u32)?;
                 let t = &info.allocated_type;
@@ -167,7 +170,7 @@ pub fn collect(a: &Agent, jni: Jni, proxy: jobject, when: When) -> Report {
                 Some((class, size))
             });
             let Some((class, size)) = per_object else {
-                return;
+                continue;
             };
             let bytes = size.map_or(totals.bytes, |size| totals.count * size);
             sites.push(Site {
@@ -183,7 +186,7 @@ pub fn collect(a: &Agent, jni: Jni, proxy: jobject, when: When) -> Report {
                 estimated: false,
                 before_profiling: false,
             });
-        });
+        }
     } else {
         // [2s]: count, [2s + 1]: array bytes of site s.
         let site_totals = jni.static_call_longs(proxy, "siteTotals");
@@ -219,6 +222,7 @@ pub fn collect(a: &Agent, jni: Jni, proxy: jobject, when: When) -> Report {
             });
         }
     }
+    steps.step("read stacks");
     if let Some(sampled) = &a.sampled_stacks {
         let samples = sampled
             .snapshot()
@@ -303,6 +307,7 @@ pub fn collect(a: &Agent, jni: Jni, proxy: jobject, when: When) -> Report {
     }
     classes.sort_by(|x, y| y.bytes.cmp(&x.bytes).then_with(|| x.name.cmp(&y.name)));
     sort_sites(&mut sites, &table.frames);
+    steps.step("sort sites");
 
     let dropped = jni
         .static_longs(proxy, "dropped")
@@ -350,8 +355,10 @@ fn sort_sites(sites: &mut Vec<Site>, table: &[Frame]) {
     names.sort_by_key(|&(_, number)| number);
     let class_rank = ranks(names.iter().map(|&(name, _)| name));
     // Every site's frames as ranks, end to end; the sort's elements carry their keys and their first
-    // four frames packed into one integer, so that most comparisons read the two elements alone (the
-    // sort is bound by memory reads: following an index into a table per comparison was most of it).
+    // eight frames packed into one integer, so that most comparisons read the two elements alone (the
+    // sort is bound by memory reads: following an index into a table per comparison was most of it,
+    // and with four frames packed, sites of one size whose stacks share their first four frames, as
+    // deep recursive programs make, still reached the table in a third of the comparisons).
     let packed = table.len() < PACKED_RANK_LIMIT;
     let mut ranked: Vec<u32> = Vec::with_capacity(sites.iter().map(|s| s.frames.len()).sum());
     let mut keyed: Vec<SortKey> = sites
@@ -364,9 +371,9 @@ fn sort_sites(sites: &mut Vec<Site>, table: &[Frame]) {
             let head = match packed {
                 true => ranked[start..]
                     .iter()
-                    .take(4)
+                    .take(PACKED_FRAMES)
                     .enumerate()
-                    .fold(0u64, |h, (k, &r)| h | u64::from(r + 1) << (48 - 16 * k)),
+                    .fold(0u128, |h, (k, &r)| h | u128::from(r + 1) << (112 - 16 * k)),
                 false => 0,
             };
             SortKey {
@@ -397,15 +404,16 @@ fn sort_sites(sites: &mut Vec<Site>, table: &[Frame]) {
     );
 }
 
-/// Frame ranks below this fit 16 bits once one is added (0: no frame), four to a `u64`.
+/// Frame ranks below this fit 16 bits once one is added (0: no frame), eight to a `u128`.
 const PACKED_RANK_LIMIT: usize = u16::MAX as usize;
+const PACKED_FRAMES: usize = 8;
 
 /// A site as the sort sees it.
 struct SortKey {
     order: SiteOrder,
-    /// The ranks (plus one) of the first four frames, the first in the high bits: compared as one
+    /// The ranks (plus one) of the first eight frames, the first in the high bits: compared as one
     /// number, they order as the frames do. 0 when the frame table is too large to pack.
-    head: u64,
+    head: u128,
     /// Where the site's frame ranks are.
     frames: std::ops::Range<usize>,
     site_id: u32,
@@ -598,8 +606,7 @@ fn render_steps(
     prefix: &str,
     steps: &mut Steps,
 ) -> Option<Vec<(String, Vec<u8>)>> {
-    let r = collect(a, jni, proxy, when);
-    steps.step("collect sites");
+    let r = collect(a, jni, proxy, when, steps);
     let calls = crate::method_report::collect(a, jni);
     steps.step("collect calls");
     let pid = std::process::id();
