@@ -294,7 +294,9 @@ fn start(jdk: &Jdk, case: &Case, cwd: &Path, inputs: &Path) -> Result<Output, St
             let threads = hang_report(pid);
             let _ = Command::new("kill").arg("-9").arg(pid.to_string()).status();
             let _ = finished.recv();
-            Err(format!("hung: still running after {HANG:?}, killed\n{threads}"))
+            Err(format!(
+                "hung: still running after {HANG:?}, killed\n{threads}"
+            ))
         }
     };
     drop(stdin);

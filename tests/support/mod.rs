@@ -718,11 +718,16 @@ pub fn hang_report(pgid: u32) -> String {
         }
         let cmdline = fs::read_to_string(proc_dir.path().join("cmdline")).unwrap_or_default();
         report += &format!("process {pid}: {}\n", cmdline.replace('\0', " ").trim());
-        let tasks = fs::read_dir(proc_dir.path().join("task")).into_iter().flatten().flatten();
+        let tasks = fs::read_dir(proc_dir.path().join("task"))
+            .into_iter()
+            .flatten()
+            .flatten();
         for task in tasks {
             let read = |f: &str| fs::read_to_string(task.path().join(f)).unwrap_or_default();
             let stat = read("stat");
-            let state = stat.rsplit_once(')').and_then(|(_, r)| r.split_whitespace().next());
+            let state = stat
+                .rsplit_once(')')
+                .and_then(|(_, r)| r.split_whitespace().next());
             report += &format!(
                 "  {:>7} {:<16} {} {}\n",
                 task.file_name().to_string_lossy(),
@@ -732,7 +737,15 @@ pub fn hang_report(pgid: u32) -> String {
             );
         }
         let gdb = Command::new("timeout")
-            .args(["60", "gdb", "-p", &pid.to_string(), "-batch", "-ex", "thread apply all bt 30"])
+            .args([
+                "60",
+                "gdb",
+                "-p",
+                &pid.to_string(),
+                "-batch",
+                "-ex",
+                "thread apply all bt 30",
+            ])
             .output();
         if let Some(out) = gdb.ok().filter(|o| o.status.success()) {
             let frames = text(&out.stdout);
