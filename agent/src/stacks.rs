@@ -94,7 +94,10 @@ impl Stacks {
         let (stacks, depth) = self.shards.iter().fold((0, 0), |(n, depth), shard| {
             let shard = lock(shard);
             let first = shard.values().flatten().next();
-            (n + shard.len(), depth.max(first.map_or(0, |(k, _)| k.frames.len())))
+            (
+                n + shard.len(),
+                depth.max(first.map_or(0, |(k, _)| k.frames.len())),
+            )
         });
         out.stacks.reserve(stacks);
         out.frames.reserve(stacks * depth);
@@ -121,7 +124,7 @@ pub struct Snapshot {
 
 impl Snapshot {
     /// How many stacks.
-    pub fn len(&self) -> usize {
+    pub fn stacks(&self) -> usize {
         self.stacks.len()
     }
 
