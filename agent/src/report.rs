@@ -156,10 +156,8 @@ pub fn collect(a: &Agent, jni: Jni, proxy: jobject, when: When, steps: &mut Step
         // Objects are sized by their class (`Some(instance size)`); arrays summed their own bytes as
         // they were allocated.
         let mut allocates: HashMap<i32, Option<(String, Option<u64>)>, Fx> = HashMap::default();
-        // A copy first (`Stacks::snapshot`: read fast, then worked on in memory order).
-        let snapshot = a.stacks.snapshot();
-        sites.reserve(snapshot.stacks());
-        for (site, stack, totals) in snapshot.iter() {
+        sites.reserve(a.stacks.count());
+        a.stacks.for_each(|site, stack, totals| {
             let per_object = allocates.entry(site).or_insert_with(|| {
                 let info = a.ids.site(site as u32)?;
                 let t = &info.allocated_type;
@@ -170,7 +168,7 @@ pub fn collect(a: &Agent, jni: Jni, proxy: jobject, when: When, steps: &mut Step
                 Some((class, size))
             });
             let Some((class, size)) = per_object else {
-                continue;
+                return;
             };
             let bytes = size.map_or(totals.bytes, |size| totals.count * size);
             sites.push(Site {
@@ -186,7 +184,7 @@ pub fn collect(a: &Agent, jni: Jni, proxy: jobject, when: When, steps: &mut Step
                 estimated: false,
                 before_profiling: false,
             });
-        }
+        });
     } else {
         // [2s]: count, [2s + 1]: array bytes of site s.
         let site_totals = jni.static_call_longs(proxy, "siteTotals");
