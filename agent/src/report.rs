@@ -305,6 +305,7 @@ pub fn collect(a: &Agent, jni: Jni, proxy: jobject, when: When, steps: &mut Step
     }
     classes.sort_by(|x, y| y.bytes.cmp(&x.bytes).then_with(|| x.name.cmp(&y.name)));
     sort_sites(&mut sites, &table.frames);
+    let table = renumber_frames(&mut sites, table);
     steps.step("sort sites");
 
     let dropped = jni
@@ -396,6 +397,37 @@ fn sort_sites(sites: &mut [Site], table: &[Frame]) {
     });
     drop(keyed);
     permute(sites, order);
+}
+
+/// The frame table with the frames the sites use most first (ties in the order the sorted sites first
+/// use them), and the sites' stacks renumbered to match. The table was in the order the stack table was
+/// read, which its layout decides: now the JSON is the same whatever order the stacks were counted in,
+/// and the numbers written most often are the shortest. Frames no site uses come last, in their order.
+fn renumber_frames(sites: &mut [Site], table: FrameTable) -> FrameTable {
+    let mut frames = table.frames;
+    // Per old frame: its uses, and its first use as a position among all the sites' frames.
+    let mut uses = vec![(0u64, usize::MAX); frames.len()];
+    let all = sites.iter().flat_map(|s| s.frames.iter());
+    for (position, &f) in all.enumerate() {
+        let u = &mut uses[f as usize];
+        u.0 += 1;
+        u.1 = u.1.min(position);
+    }
+    let mut order: Vec<usize> = (0..frames.len()).collect();
+    order.sort_by_key(|&old| (Reverse(uses[old].0), uses[old].1, old));
+    let mut new_id = vec![0u32; frames.len()];
+    for (new, &old) in order.iter().enumerate() {
+        new_id[old] = new as u32;
+    }
+    for f in sites.iter_mut().flat_map(|s| s.frames.iter_mut()) {
+        *f = new_id[*f as usize];
+    }
+    FrameTable::from_frames(
+        order
+            .into_iter()
+            .map(|old| std::mem::take(&mut frames[old]))
+            .collect(),
+    )
 }
 
 /// Sorts on two threads from this many sites: below it a thread costs more than it saves.
@@ -822,6 +854,36 @@ pub fn write_reports(files: &[(String, Vec<u8>)]) {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn site(frames: &[u32]) -> Site {
+        Site {
+            class: "C".into(),
+            count: 1,
+            bytes: 1,
+            frames: frames.to_vec(),
+            site_id: None,
+            live: None,
+            estimated: false,
+            before_profiling: false,
+        }
+    }
+
+    #[test]
+    fn frames_numbered_most_used_first() {
+        let frame = |m: &str| Frame {
+            class: "C".into(),
+            method: m.into(),
+            ..Frame::default()
+        };
+        let table = FrameTable::from_frames(["a", "b", "c", "unused", "d"].map(frame).to_vec());
+        // a: 3 uses, c: 2, then d and b once each, d first used first.
+        let mut sites = vec![site(&[2, 0]), site(&[0, 4, 2]), site(&[1, 0])];
+        let table = renumber_frames(&mut sites, table);
+        let names: Vec<&str> = table.frames.iter().map(|f| f.method.as_str()).collect();
+        assert_eq!(names, ["a", "c", "d", "b", "unused"]);
+        let stacks: Vec<&[u32]> = sites.iter().map(|s| &s.frames[..]).collect();
+        assert_eq!(stacks, [&[1, 0][..], &[0, 2, 1], &[3, 0]]);
+    }
 
     #[test]
     fn sorting_in_two_halves_gives_the_one_sort_order() {
