@@ -1,16 +1,9 @@
 //! The `sampling` section: defaults, every key, and strict errors with positions.
 
-use instr_rules::{Rules, SamplingEngine};
+use instr_rules::SamplingEngine;
 
-fn parse(text: &str) -> Rules {
-    Rules::parse(text, "rules.yaml").unwrap_or_else(|error| panic!("{error}"))
-}
-
-fn reject(text: &str) -> String {
-    Rules::parse(text, "rules.yaml")
-        .expect_err("should be rejected")
-        .to_string()
-}
+mod common;
+use common::{parse, reject};
 
 #[test]
 fn absent_means_off() {

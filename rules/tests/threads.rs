@@ -2,15 +2,8 @@
 
 use instr_rules::{Rules, ThreadRules, DEFAULT_TRACE};
 
-fn parse(text: &str) -> Rules {
-    Rules::parse(text, "rules.yaml").unwrap_or_else(|error| panic!("{error}"))
-}
-
-fn reject(text: &str) -> String {
-    Rules::parse(text, "rules.yaml")
-        .expect_err("should be rejected")
-        .to_string()
-}
+mod common;
+use common::{parse, reject};
 
 #[test]
 fn absent_means_off() {
