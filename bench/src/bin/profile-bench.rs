@@ -162,7 +162,7 @@ fn run(n: usize, shared: bool) {
                 "gzip" => drop(pprof::render(&v)),
                 "stored" => drop(pprof::render_stored(&v)),
                 "html" => drop(html::render("bench", &v)),
-                "json" => drop(profile.to_json()),
+                "json" => drop(profile.to_json_bytes()),
                 "read" => drop(Profile::from_json(&json)),
                 "views" => drop(views(&profile)),
                 "text" => drop(text::render(&profile, text::DEFAULT_CUTOFF)),
@@ -171,7 +171,8 @@ fn run(n: usize, shared: bool) {
         }
         return;
     }
-    let (w_json, c_json, json) = best(passes, || profile.to_json());
+    let (w_json, c_json, json) = best(passes, || profile.to_json_bytes());
+    let json = String::from_utf8(json).expect("own JSON");
     let (w_read, c_read, read) = best(passes, || Profile::from_json(&json).expect("own JSON"));
     assert_eq!(read.sites.len(), n);
     let (w_views, c_views, v) = best(passes, || views(&profile));

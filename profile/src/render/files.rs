@@ -21,7 +21,7 @@ pub fn agent_files(profile: &Profile, title: &str, cutoff: f64) -> Vec<(&'static
         // views, so two cores are busy to the end.
         let plain = || {
             (
-                profile.to_json().into_bytes(),
+                profile.to_json_bytes(),
                 text::render(profile, cutoff).into_bytes(),
             )
         };
