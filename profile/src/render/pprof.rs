@@ -34,7 +34,7 @@ pub fn render(views: &[FlameView]) -> Vec<u8> {
 /// The profile of `views` in a gzip file of stored (uncompressed) blocks: what the agent writes at
 /// exit as `PREFIX.pb.gz`. Compressing even at the fastest level took about 40 ms of CPU at 100,000
 /// stacks, half of pprof's share of the exit, for a file a third smaller (5.0 MB against 7.5; the
-/// other files at exit are ten times that); storing takes 2-3 ms. Every gzip reader takes it, and
+/// other files at exit are ten times that); storing takes 2-5 ms. Every gzip reader takes it, and
 /// `instr report --format pprof` of the JSON gives the compressed file.
 pub fn render_stored(views: &[FlameView]) -> Vec<u8> {
     stored_gzip(&encode(views))
