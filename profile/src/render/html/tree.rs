@@ -3,6 +3,7 @@
 //! draws without the browser merging them, and the SVG is drawn from the same tree.
 
 use std::collections::HashMap;
+use std::sync::Arc;
 
 use crate::fast_hash::Fx;
 use crate::flame::{FlameFrame, FlameView, FrameKind};
@@ -94,10 +95,25 @@ impl Union {
         let mut ranks: Vec<u32> = Vec::new();
         let mut spans: Vec<(usize, usize)> = Vec::new();
         let mut stack_of: Vec<Vec<u32>> = Vec::with_capacity(views.len());
-        for (v, &t) in views.iter().zip(&table_of) {
+        for (k, (v, &t)) in views.iter().zip(&table_of).enumerate() {
             let map = &tables[t].1;
             let mut ids = Vec::with_capacity(v.stacks.len());
-            for s in &v.stacks {
+            // Views drawn from the same rows list the same stacks in the same order: a stack at the
+            // place it had in the view before is known without a lookup in the map, a cache miss each.
+            let before = k
+                .checked_sub(1)
+                .filter(|&p| table_of[p] == t)
+                .map(|p| (&views[p].stacks, &stack_of[p]));
+            for (n, s) in v.stacks.iter().enumerate() {
+                if let Some((stacks, known)) = before {
+                    if stacks
+                        .get(n)
+                        .is_some_and(|b| Arc::ptr_eq(&b.frames, &s.frames))
+                    {
+                        ids.push(known[n]);
+                        continue;
+                    }
+                }
                 let key = (s.frames.as_ptr() as usize, s.frames.len(), t);
                 let id = *distinct.entry(key).or_insert_with(|| {
                     let start = ranks.len();
