@@ -315,7 +315,7 @@ fn report(a: &ReportArgs) -> Result<ExitCode, Failure> {
             }
             t.into_bytes()
         }
-        Format::Json => profile.to_json().into_bytes(),
+        Format::Json => profile.to_json_bytes(),
         Format::Html => html::render(&title(&a.profile), &views).into_bytes(),
         Format::Svg => svg::render(&first(), SVG_WIDTH).into_bytes(),
         Format::Collapsed => collapsed::render(&first()).into_bytes(),

@@ -482,6 +482,12 @@ impl Profile {
     /// The JSON text, as the agent writes it: the document's fields one a line, and each element of an
     /// array (a frame, a site with its stack, a call path) on one line of its own.
     pub fn to_json(&self) -> String {
+        String::from_utf8(self.to_json_bytes()).expect("serde_json writes UTF-8")
+    }
+
+    /// [`Profile::to_json`] as the bytes of a file: what the agent writes, without checking that tens
+    /// of megabytes serde_json wrote are UTF-8 (2-3 ms at 100,000 sites).
+    pub fn to_json_bytes(&self) -> Vec<u8> {
         // About what a site, a call path or a frame takes on its line: the buffer is then not copied
         // as it grows through tens of megabytes.
         let paths = self.calls.as_ref().map_or(0, |c| c.paths.len());
@@ -490,7 +496,7 @@ impl Profile {
         let mut ser = serde_json::Serializer::with_formatter(&mut out, RowsFormatter::default());
         self.serialize(&mut ser).expect("a profile is plain data");
         out.push(b'\n');
-        String::from_utf8(out).expect("serde_json writes UTF-8")
+        out
     }
 
     /// The frames of a stack (indexes into [`Profile::frames`]), in the stack's order.

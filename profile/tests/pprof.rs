@@ -120,6 +120,10 @@ fn golden_and_deterministic() {
     assert_eq!(gz, pprof::render(&views), "same views, same bytes");
     let raw = gunzip(&gz);
     assert_eq!(raw, pprof::encode(&views), "render() is encode() gzipped");
+    let stored = pprof::render_stored(&views);
+    assert_eq!(gunzip(&stored), raw, "render_stored() is encode() gzipped");
+    assert_eq!(gunzip(&pprof::render_stored(&[])), pprof::encode(&[]));
+    check(&views, &decode("stored", &stored, true), true);
 
     let golden = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/golden/pprof.hex");
     let dump = hexdump(&raw);
@@ -405,4 +409,8 @@ fn hundred_thousand_stacks() {
     );
     check(&views, &decoded, false);
     assert_eq!(decoded["samples"], 100_000);
+    // Stored blocks of 65,535 bytes: over a hundred of them here, the last one short.
+    let stored = pprof::render_stored(&views);
+    assert_eq!(gunzip(&stored), raw);
+    check(&views, &decode("big-stored", &stored, false), false);
 }

@@ -21,7 +21,7 @@ pub fn agent_files(profile: &Profile, title: &str, cutoff: f64) -> Vec<(&'static
         // views, so two cores are busy to the end.
         let plain = || {
             (
-                profile.to_json().into_bytes(),
+                profile.to_json_bytes(),
                 text::render(profile, cutoff).into_bytes(),
             )
         };
@@ -29,7 +29,7 @@ pub fn agent_files(profile: &Profile, title: &str, cutoff: f64) -> Vec<(&'static
         let plain_thread = spawn(s, plain);
         let views = flame::views(profile);
         let (pb, collapsed, page) = std::thread::scope(|drawn| {
-            let pb_thread = spawn(drawn, || pprof::render(&views));
+            let pb_thread = spawn(drawn, || pprof::render_stored(&views));
             let collapsed = bytes_view(&views)
                 .map(collapsed::render)
                 .unwrap_or_default()
@@ -37,7 +37,7 @@ pub fn agent_files(profile: &Profile, title: &str, cutoff: f64) -> Vec<(&'static
             let page = html::render(title, &views).into_bytes();
             let pb = match pb_thread {
                 Ok(h) => joined(h),
-                Err(_) => pprof::render(&views),
+                Err(_) => pprof::render_stored(&views),
             };
             (pb, collapsed, page)
         });

@@ -3,6 +3,7 @@
 //! draws without the browser merging them, and the SVG is drawn from the same tree.
 
 use std::collections::HashMap;
+use std::sync::Arc;
 
 use crate::fast_hash::Fx;
 use crate::flame::{FlameFrame, FlameView, FrameKind};
@@ -94,10 +95,25 @@ impl Union {
         let mut ranks: Vec<u32> = Vec::new();
         let mut spans: Vec<(usize, usize)> = Vec::new();
         let mut stack_of: Vec<Vec<u32>> = Vec::with_capacity(views.len());
-        for (v, &t) in views.iter().zip(&table_of) {
+        for (k, (v, &t)) in views.iter().zip(&table_of).enumerate() {
             let map = &tables[t].1;
             let mut ids = Vec::with_capacity(v.stacks.len());
-            for s in &v.stacks {
+            // Views drawn from the same rows list the same stacks in the same order: a stack at the
+            // place it had in the view before is known without a lookup in the map, a cache miss each.
+            let before = k
+                .checked_sub(1)
+                .filter(|&p| table_of[p] == t)
+                .map(|p| (&views[p].stacks, &stack_of[p]));
+            for (n, s) in v.stacks.iter().enumerate() {
+                if let Some((stacks, known)) = before {
+                    if stacks
+                        .get(n)
+                        .is_some_and(|b| Arc::ptr_eq(&b.frames, &s.frames))
+                    {
+                        ids.push(known[n]);
+                        continue;
+                    }
+                }
                 let key = (s.frames.as_ptr() as usize, s.frames.len(), t);
                 let id = *distinct.entry(key).or_insert_with(|| {
                     let start = ranks.len();
@@ -118,6 +134,16 @@ impl Union {
         };
         let mut order: Vec<u32> = (0..spans.len() as u32).collect();
         sort_stacks(&mut order, &ranks, &spans, rank.len());
+        // The ranks copied in sorted order first: the stacks are read in an order unrelated to where
+        // they lie, a cache miss each, and a loop doing nothing but copy overlaps those misses, which
+        // the loop below, comparing each stack with the one before, cannot.
+        let mut sorted: Vec<u32> = Vec::with_capacity(ranks.len());
+        let mut ends: Vec<usize> = Vec::with_capacity(order.len());
+        for &i in &order {
+            sorted.extend_from_slice(key(i));
+            ends.push(sorted.len());
+        }
+        drop(ranks);
         let by_rank = names.by_rank();
         let mut name = vec![ROOT_NAME];
         let mut depth = vec![0u32];
@@ -125,8 +151,10 @@ impl Union {
         // The nodes of the previous stack's path, root excluded.
         let mut path: Vec<u32> = Vec::new();
         let mut previous: &[u32] = &[];
-        for &i in &order {
-            let frames = key(i);
+        let mut start = 0;
+        for (&i, &end) in order.iter().zip(&ends) {
+            let frames = &sorted[start..end];
+            start = end;
             let shared = frames
                 .iter()
                 .zip(previous)
