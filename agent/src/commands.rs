@@ -199,7 +199,7 @@ fn dump(a: &Agent, jni: Jni, format: Option<&str>, file: &str) -> Result<String,
         .ok_or_else(|| {
             format!("dump: no {format} report (cpu needs calls=times or cpu=INTERVAL, wall needs wall=INTERVAL)")
         })?;
-    crate::report::write_atomically(file, &bytes)?;
+    crate::report_files::write_atomically(file, &bytes)?;
     Ok(format!("{} bytes written to {file}", bytes.len()))
 }
 

@@ -25,7 +25,8 @@ use crate::jvmti::FrameInfo;
 use crate::jvmti_ext::state;
 use crate::monitor_report::frame_json;
 use crate::monitors::class_of;
-use crate::report::{write_reports, FrameResolver, ResolvedFrame};
+use crate::report::{FrameResolver, ResolvedFrame};
+use crate::report_files::write_reports;
 use crate::state::{agent, lock};
 use crate::threads::{new_agent_thread, now, profiler, thread_id, Profiler};
 
@@ -194,7 +195,7 @@ fn dump(p: &Profiler, jni: Jni, reason: &str, always: bool) {
             Ok(d) => threads_text::monitor_dump_text(&d),
             Err(e) => format!("instr: internal error: the monitor dump is not one ({e})\n"),
         };
-        write_reports(&[
+        write_reports(vec![
             (
                 format!("{path}.json"),
                 serde_json::to_vec_pretty(&json).unwrap_or_default(),

@@ -193,7 +193,7 @@ fn dump(a: &Agent, jni: Jni, path: &str) -> Result<Summary, String> {
         })
         .collect();
 
-    let tmp = crate::report::temp_path(path);
+    let tmp = crate::report_files::temp_path(path);
     let written = File::create(&tmp).map_err(|e| e.to_string()).and_then(|f| {
         let out = BufWriter::with_capacity(1 << 20, f);
         let w = write_hprof(a, jni, &heap, &threads, &thread_tags, &loaders, out)?;

@@ -44,6 +44,7 @@ pub mod natives;
 pub mod object_free;
 pub mod options;
 pub mod report;
+pub mod report_files;
 pub mod sample_ring;
 pub mod sampled_stacks;
 pub mod sampler;
@@ -338,7 +339,7 @@ pub fn load_in(vm: JavaVm, options: &str, phase: Phase) -> Result<switches::RunT
 /// Fails at start-up, not at exit, when the reports could not be written.
 /// The probe is the very temporary file the report writer will create, and is removed whatever happened.
 fn check_output_writable(prefix: &str) -> Result<(), String> {
-    let probe = report::temp_path(&format!("{prefix}.json"));
+    let probe = report_files::temp_path(&format!("{prefix}.json"));
     let written = std::fs::write(&probe, b"");
     let _ = std::fs::remove_file(&probe);
     written.map_err(|e| format!("cannot write reports to {prefix}.json: {e}"))

@@ -14,7 +14,8 @@ use serde_json::{json, Value};
 use crate::deadlocks::{cycle_json, reported_cycles};
 use crate::jni::Jni;
 use crate::monitors::monitors;
-use crate::report::{write_reports, FrameResolver, ResolvedFrame};
+use crate::report::{FrameResolver, ResolvedFrame};
+use crate::report_files::write_reports;
 use crate::stacks::Frame;
 use crate::state::{agent, lock};
 use crate::threads::{Profiler, ThreadRecord};
@@ -253,5 +254,5 @@ pub fn write(p: &Profiler, jni: Jni, threads: &[ThreadRecord], end: u64) {
         ));
         *lock(&AT_EXIT) = Some(typed);
     }
-    write_reports(&files);
+    write_reports(files);
 }
