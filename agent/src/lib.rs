@@ -48,6 +48,7 @@ pub mod report_files;
 pub mod sample_ring;
 pub mod sampled_stacks;
 pub mod sampler;
+pub mod site_order;
 pub mod seq_ring;
 pub mod stacks;
 pub mod state;

@@ -6,7 +6,6 @@
 //! `siteTotals` sum them with the shared totals under the lock that ending threads take to hand their
 //! rows over, so every count is read once, also while threads run and end.
 
-use std::cmp::Reverse;
 use std::collections::HashMap;
 use std::sync::atomic::Ordering;
 
@@ -20,6 +19,7 @@ use crate::exit_times::Steps;
 use crate::jni::Jni;
 use crate::live::{Owner, Sampling};
 use crate::report_files::Writer;
+use crate::site_order;
 use crate::state::{lock, Agent};
 
 pub struct ClassCount {
@@ -305,8 +305,8 @@ pub fn collect(a: &Agent, jni: Jni, proxy: jobject, when: When, steps: &mut Step
         }
     }
     classes.sort_by(|x, y| y.bytes.cmp(&x.bytes).then_with(|| x.name.cmp(&y.name)));
-    sort_sites(&mut sites, &table.frames);
-    let table = renumber_frames(&mut sites, table);
+    site_order::sort_sites(&mut sites, &table.frames);
+    let table = site_order::renumber_frames(&mut sites, table);
     steps.step("sort sites");
 
     let dropped = jni
@@ -332,219 +332,6 @@ fn settle_live(a: &Agent) {
     }
     a.jvmti.force_garbage_collection();
     a.jvmti.for_each_tagged_object(|_, _| {});
-}
-
-/// The sites' order in the reports: the most live bytes, bytes, count first, then by class name, by
-/// their frames (class, method, descriptor, file, line, outermost last) and by site id, so that the
-/// report is the same whatever order the stacks were counted in. The names are compared once, to rank
-/// each distinct class and frame; the sort then compares integers and moves indexes (comparing the
-/// strings while moving the sites was 100 ms at 100,000 sites of a few sizes, where most comparisons
-/// reach the frames).
-fn sort_sites(sites: &mut [Site], table: &[Frame]) {
-    let frame_rank = ranks(table.iter());
-    // Each site's class as a number (the first met first), then the numbers ranked by name.
-    let mut classes: HashMap<&str, u32, Fx> = HashMap::default();
-    let class_of: Vec<u32> = sites
-        .iter()
-        .map(|s| {
-            let next = classes.len() as u32;
-            *classes.entry(s.class.as_str()).or_insert(next)
-        })
-        .collect();
-    let mut names: Vec<(&str, u32)> = classes.into_iter().collect();
-    names.sort_by_key(|&(_, number)| number);
-    let class_rank = ranks(names.iter().map(|&(name, _)| name));
-    // Every site's frames as ranks, end to end; the sort's elements carry their keys and their first
-    // eight frames packed into one integer, so that most comparisons read the two elements alone (the
-    // sort is bound by memory reads: following an index into a table per comparison was most of it,
-    // and with four frames packed, sites of one size whose stacks share their first four frames, as
-    // deep recursive programs make, still reached the table in a third of the comparisons).
-    let packed = table.len() < PACKED_RANK_LIMIT;
-    let mut ranked: Vec<u32> = Vec::with_capacity(sites.iter().map(|s| s.frames.len()).sum());
-    let mut keyed: Vec<SortKey> = sites
-        .iter()
-        .zip(&class_of)
-        .enumerate()
-        .map(|(index, (s, &class))| {
-            let start = ranked.len();
-            ranked.extend(s.frames.iter().map(|&f| frame_rank[f as usize]));
-            let head = match packed {
-                true => ranked[start..]
-                    .iter()
-                    .take(PACKED_FRAMES)
-                    .enumerate()
-                    .fold(0u128, |h, (k, &r)| h | u128::from(r + 1) << (112 - 16 * k)),
-                false => 0,
-            };
-            SortKey {
-                order: SiteOrder {
-                    live_bytes: Reverse(s.live.map_or(0, |l| l.1)),
-                    bytes: Reverse(s.bytes),
-                    count: Reverse(s.count),
-                    class: class_rank[class as usize],
-                },
-                head,
-                frames: start..ranked.len(),
-                site_id: s.site_id.unwrap_or(0),
-                index: index as u32,
-            }
-        })
-        .collect();
-    let order = sorted_order(&mut keyed, |x, y| {
-        (&x.order, x.head)
-            .cmp(&(&y.order, y.head))
-            .then_with(|| ranked[x.frames.clone()].cmp(&ranked[y.frames.clone()]))
-            .then(x.site_id.cmp(&y.site_id))
-    });
-    drop(keyed);
-    permute(sites, order);
-}
-
-/// The frame table with the frames the sites use most first (ties in the order the sorted sites first
-/// use them), and the sites' stacks renumbered to match. The table was in the order the stack table was
-/// read, which its layout decides: now the JSON is the same whatever order the stacks were counted in,
-/// and the numbers written most often are the shortest. Frames no site uses come last, in their order.
-fn renumber_frames(sites: &mut [Site], table: FrameTable) -> FrameTable {
-    let mut frames = table.frames;
-    // Per old frame: its uses, and its first use as a position among all the sites' frames.
-    let mut uses = vec![(0u64, usize::MAX); frames.len()];
-    let all = sites.iter().flat_map(|s| s.frames.iter());
-    for (position, &f) in all.enumerate() {
-        let u = &mut uses[f as usize];
-        u.0 += 1;
-        u.1 = u.1.min(position);
-    }
-    let mut order: Vec<usize> = (0..frames.len()).collect();
-    order.sort_by_key(|&old| (Reverse(uses[old].0), uses[old].1, old));
-    let mut new_id = vec![0u32; frames.len()];
-    for (new, &old) in order.iter().enumerate() {
-        new_id[old] = new as u32;
-    }
-    for f in sites.iter_mut().flat_map(|s| s.frames.iter_mut()) {
-        *f = new_id[*f as usize];
-    }
-    FrameTable::from_frames(
-        order
-            .into_iter()
-            .map(|old| std::mem::take(&mut frames[old]))
-            .collect(),
-    )
-}
-
-/// Sorts on two threads from this many sites: below it a thread costs more than it saves.
-const PARALLEL_SORT_FROM: usize = 20_000;
-
-/// The sites' indexes in the order `cmp` sorts their keys. Many sites are sorted in two halves, one on
-/// a second thread (the other core is idle while the report collects), then merged: the sort's wall
-/// time at 100,000 sites falls by about a third.
-fn sorted_order(
-    keyed: &mut [SortKey],
-    cmp: impl Fn(&SortKey, &SortKey) -> std::cmp::Ordering + Sync,
-) -> Vec<u32> {
-    let index = |k: &SortKey| k.index;
-    if keyed.len() < PARALLEL_SORT_FROM {
-        keyed.sort_unstable_by(&cmp);
-        return keyed.iter().map(index).collect();
-    }
-    let half = keyed.len() / 2;
-    let (first, second) = keyed.split_at_mut(half);
-    let both = std::thread::scope(|s| {
-        let helper = std::thread::Builder::new()
-            .name("instr-sort".into())
-            .spawn_scoped(s, || first.sort_unstable_by(&cmp));
-        second.sort_unstable_by(&cmp);
-        match helper {
-            Ok(h) => match h.join() {
-                Ok(()) => true,
-                Err(e) => std::panic::resume_unwind(e),
-            },
-            Err(_) => false,
-        }
-    });
-    if !both {
-        // No second thread: the whole sort here.
-        keyed.sort_unstable_by(&cmp);
-        return keyed.iter().map(index).collect();
-    }
-    let (first, second) = keyed.split_at(half);
-    let mut order = Vec::with_capacity(keyed.len());
-    let (mut i, mut j) = (0, 0);
-    while i < first.len() && j < second.len() {
-        if cmp(&second[j], &first[i]).is_lt() {
-            order.push(second[j].index);
-            j += 1;
-        } else {
-            order.push(first[i].index);
-            i += 1;
-        }
-    }
-    order.extend(first[i..].iter().map(index));
-    order.extend(second[j..].iter().map(index));
-    order
-}
-
-/// Puts `items[order[p]]` at `p` for every `p`, in place: moving the sites into a second vector
-/// touched 20 MB of fresh pages at 100,000 sites, and their page faults cost more than the moves.
-fn permute<T>(items: &mut [T], mut order: Vec<u32>) {
-    const DONE: u32 = u32::MAX;
-    for start in 0..order.len() {
-        // Each cycle of the permutation once: the item first at `start` is carried along it by the
-        // swaps, and lands where the cycle closes.
-        let mut p = start;
-        while order[p] != DONE {
-            let from = order[p] as usize;
-            order[p] = DONE;
-            if from == start {
-                break;
-            }
-            items.swap(p, from);
-            p = from;
-        }
-    }
-}
-
-/// Frame ranks below this fit 16 bits once one is added (0: no frame), eight to a `u128`.
-const PACKED_RANK_LIMIT: usize = u16::MAX as usize;
-const PACKED_FRAMES: usize = 8;
-
-/// A site as the sort sees it.
-#[derive(Clone)]
-struct SortKey {
-    order: SiteOrder,
-    /// The ranks (plus one) of the first eight frames, the first in the high bits: compared as one
-    /// number, they order as the frames do. 0 when the frame table is too large to pack.
-    head: u128,
-    /// Where the site's frame ranks are.
-    frames: std::ops::Range<usize>,
-    site_id: u32,
-    /// The site's place before the sort.
-    index: u32,
-}
-
-/// The first keys of the sites' order, before their frames.
-#[derive(Clone, PartialEq, Eq, PartialOrd, Ord)]
-struct SiteOrder {
-    live_bytes: Reverse<u64>,
-    bytes: Reverse<u64>,
-    count: Reverse<u64>,
-    /// The class name's rank among the sites' classes.
-    class: u32,
-}
-
-/// Each item's rank in the sorted order of `items`, equal items sharing one.
-fn ranks<T: Ord>(items: impl Iterator<Item = T>) -> Vec<u32> {
-    let items: Vec<T> = items.collect();
-    let mut order: Vec<usize> = (0..items.len()).collect();
-    order.sort_by(|&x, &y| items[x].cmp(&items[y]));
-    let mut rank = vec![0; items.len()];
-    let mut r = 0;
-    for (k, &i) in order.iter().enumerate() {
-        if k > 0 && items[order[k - 1]] != items[i] {
-            r += 1;
-        }
-        rank[i] = r;
-    }
-    rank
 }
 
 /// What a frame shows of its method: class, name, descriptor, source file and line table.
@@ -819,85 +606,5 @@ fn site_row(s: Site) -> SiteRow {
         live_instances: s.live.map(|l| l.0),
         live_bytes: s.live.map(|l| l.1),
         before_profiling: s.before_profiling,
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn site(frames: &[u32]) -> Site {
-        Site {
-            class: "C".into(),
-            count: 1,
-            bytes: 1,
-            frames: frames.to_vec(),
-            site_id: None,
-            live: None,
-            estimated: false,
-            before_profiling: false,
-        }
-    }
-
-    #[test]
-    fn frames_numbered_most_used_first() {
-        let frame = |m: &str| Frame {
-            class: "C".into(),
-            method: m.into(),
-            ..Frame::default()
-        };
-        let table = FrameTable::from_frames(["a", "b", "c", "unused", "d"].map(frame).to_vec());
-        // a: 3 uses, c: 2, then d and b once each, d first used first.
-        let mut sites = vec![site(&[2, 0]), site(&[0, 4, 2]), site(&[1, 0])];
-        let table = renumber_frames(&mut sites, table);
-        let names: Vec<&str> = table.frames.iter().map(|f| f.method.as_str()).collect();
-        assert_eq!(names, ["a", "c", "d", "b", "unused"]);
-        let stacks: Vec<&[u32]> = sites.iter().map(|s| &s.frames[..]).collect();
-        assert_eq!(stacks, [&[1, 0][..], &[0, 2, 1], &[3, 0]]);
-    }
-
-    #[test]
-    fn sorting_in_two_halves_gives_the_one_sort_order() {
-        // Many equal first keys, so that the merge meets ties and the frames decide.
-        let mut x = 12345u64;
-        let mut next = || {
-            x ^= x << 13;
-            x ^= x >> 7;
-            x ^= x << 17;
-            x
-        };
-        let keys: Vec<SortKey> = (0..PARALLEL_SORT_FROM as u32 * 2 + 7)
-            .map(|index| SortKey {
-                order: SiteOrder {
-                    live_bytes: Reverse(0),
-                    bytes: Reverse(next() % 4),
-                    count: Reverse(3),
-                    class: (next() % 2) as u32,
-                },
-                head: u128::from(next() % 50),
-                frames: 0..0,
-                site_id: (next() % 1000) as u32,
-                index,
-            })
-            .collect();
-        let cmp = |x: &SortKey, y: &SortKey| {
-            (&x.order, x.head, x.site_id, x.index).cmp(&(&y.order, y.head, y.site_id, y.index))
-        };
-        let mut one = (0..keys.len() as u32).collect::<Vec<_>>();
-        one.sort_by(|&a, &b| cmp(&keys[a as usize], &keys[b as usize]));
-        assert_eq!(sorted_order(&mut keys.clone(), cmp), one);
-    }
-
-    #[test]
-    fn permute_puts_each_item_where_the_order_says() {
-        // Fixed points, a 2-cycle and a 3-cycle.
-        let order = vec![0, 3, 4, 1, 5, 2];
-        let mut items: Vec<char> = "abcdef".chars().collect();
-        let expected: Vec<char> = order.iter().map(|&i| items[i as usize]).collect();
-        permute(&mut items, order);
-        assert_eq!(items, expected);
-        let mut none: Vec<u8> = Vec::new();
-        permute(&mut none, Vec::new());
-        assert!(none.is_empty());
     }
 }
