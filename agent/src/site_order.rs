@@ -32,10 +32,7 @@ pub fn sort_sites(sites: &mut [Site], table: &[Frame]) {
         Mutex::new(Part::new(chunks[n], n * half, &frame_rank, packed))
     });
     // The classes ranked by name over all the parts.
-    let mut names: Vec<&str> = parts
-        .iter()
-        .flat_map(|p| lock(p).classes.clone())
-        .collect();
+    let mut names: Vec<&str> = parts.iter().flat_map(|p| lock(p).classes.clone()).collect();
     names.sort_unstable();
     names.dedup();
     on_two_threads(parts.len(), |n| lock(&parts[n]).sort(&names));
@@ -143,7 +140,8 @@ impl<'a> Part<'a> {
             k.order.class = rank[k.order.class as usize];
         }
         let ranked = &self.ranked;
-        self.keys.sort_unstable_by(|x, y| x.cmp_in(ranked, y, ranked));
+        self.keys
+            .sort_unstable_by(|x, y| x.cmp_in(ranked, y, ranked));
     }
 }
 
@@ -153,7 +151,15 @@ fn merged(parts: &[Part]) -> Vec<u32> {
     let [first, second] = match parts {
         [one] => return one.keys.iter().map(index).collect(),
         [first, second] => [first, second],
-        _ => return parts.iter().flat_map(|p| p.keys.iter().map(index)).collect(),
+        // Not made today (one part, or two halves); sorted whole rather than merged.
+        _ => {
+            let mut all: Vec<(&SortKey, &[u32])> = parts
+                .iter()
+                .flat_map(|p| p.keys.iter().map(|k| (k, &p.ranked[..])))
+                .collect();
+            all.sort_by(|x, y| x.0.cmp_in(x.1, y.0, y.1));
+            return all.iter().map(|(k, _)| k.index).collect();
+        }
     };
     let mut order = Vec::with_capacity(first.keys.len() + second.keys.len());
     let (a, b) = (&first.keys, &second.keys);
@@ -278,7 +284,6 @@ fn ranks<T: Ord>(items: impl Iterator<Item = T>) -> Vec<u32> {
     rank
 }
 
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -356,7 +361,10 @@ mod tests {
         expected.sort();
         sort_sites(&mut sites, &frames);
         let got: Vec<_> = sites.iter().map(key).collect();
-        assert!(got == expected, "the two parts' order is not the one sort's");
+        assert!(
+            got == expected,
+            "the two parts' order is not the one sort's"
+        );
     }
 
     #[test]
