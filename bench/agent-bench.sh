@@ -13,6 +13,8 @@
 #   empty   agent loaded, rules select nothing (rules/empty.yaml)
 #   count   rules/default.yaml, depth 0: exact per-class and per-array-site counts
 #   depth1  rules/default.yaml, depth 1: plus every object's static allocation site (no stack walk)
+#   depth1off  depth1 with early=off: class-data sharing kept, the probes put in at VM_INIT by one
+#           retransformation (cds.rs) rather than by the early class hook
 #   depth8  rules/default.yaml, depth 8 (a stack walk per allocation)
 #   depth8s rules/default.yaml, depth 8, stacks=64k: exact per-site counts split over stacks the heap sampler
 #           walked, one per 64 KiB allocated on average
@@ -75,6 +77,7 @@ opts() {  # opts MODE WORKLOAD RUN
     empty)  echo "-agentpath:$LIB=rules=$ROOT/rules/empty.yaml,file=$OUT/r-%p" ;;
     count)  echo "-agentpath:$LIB=rules=$ROOT/rules/default.yaml,file=$OUT/r-%p,depth=0" ;;
     depth1) echo "-agentpath:$LIB=rules=$ROOT/rules/default.yaml,file=$OUT/r-%p,depth=1" ;;
+    depth1off) echo "-agentpath:$LIB=rules=$ROOT/rules/default.yaml,file=$OUT/r-%p,depth=1,early=off" ;;
     depth8) echo "-agentpath:$LIB=rules=$ROOT/rules/default.yaml,file=$OUT/r-%p,depth=8" ;;
     depth8s) echo "-agentpath:$LIB=rules=$ROOT/rules/default.yaml,file=$OUT/r-%p,depth=8,stacks=64k" ;;
     live)   echo "-agentpath:$LIB=rules=$ROOT/rules/default.yaml,file=$OUT/r-%p,depth=0,live=512k" ;;
