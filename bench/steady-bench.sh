@@ -16,7 +16,8 @@
 # right after the stop against "before" (what re-warming the JIT costs: RetransformClasses gives every
 # method of a retransformed class a new identity, without compiled code or profile), and the ratio of
 # the two modes' after/before: the cost of having started and stopped, once warm again.
-# STEADY_JAVA_OPTS adds JVM options to both modes (e.g. -Xshare:off). A benchmark, not a test: it asserts
+# STEADY_JAVA_OPTS adds JVM options to both modes (e.g. -Xshare:off); STEADY_RULES is the rules file
+# (default rules/default.yaml). A benchmark, not a test: it asserts
 # nothing. Build first: cargo build --release -p instr-agent.
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -34,7 +35,7 @@ NAMES=${*:-h2 lucene xalan fop sunflow javac}
 [ "$WARM" -ge 4 ] && [ "$AFTER" -ge 4 ] || { echo "-w and -a: at least 4 each" >&2; exit 2; }
 TIMES=$((WARM + 1 + AFTER))
 OUT=${WL_TMP:-/tmp/instr-steady-bench}; mkdir -p "$OUT/logs" "$OUT/harness"
-RULES=$ROOT/rules/default.yaml
+RULES=${STEADY_RULES:-$ROOT/rules/default.yaml}
 
 fop_cp=$(printf "/usr/share/java/%s.jar:" fop commons-io commons-logging xmlgraphics-commons batik-all xalan2 \
   serializer xercesImpl xml-apis xml-apis-ext fontbox2)
