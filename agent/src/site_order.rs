@@ -48,8 +48,9 @@ pub fn sort_sites(sites: &mut [Site], table: &[Frame]) {
 /// Builds and sorts in two parts from this many sites: below it a thread costs more than it saves.
 const PARALLEL_FROM: usize = 20_000;
 
-/// `f(0)`, `f(1)`, ... `f(n - 1)`, `f(0)` on a scoped thread of its own while this thread does the
-/// rest (a thread that cannot be made leaves them all to this one).
+/// `[f(0), f(1), ..., f(n - 1)]`, with `f(0)` run on a scoped thread of its own while this thread runs
+/// the rest (a thread that cannot be made leaves them all to this one). The parts are behind mutexes
+/// because `f` is shared by both threads, and each call takes its own part by index.
 fn on_two_threads<R: Send>(n: usize, f: impl Fn(usize) -> R + Sync) -> Vec<R> {
     if n < 2 {
         return (0..n).map(f).collect();
