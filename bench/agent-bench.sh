@@ -5,8 +5,8 @@
 # JDK that has -XX:+UseCompactObjectHeaders (JDK 24+) with that flag on in every run, the baseline's too. A
 # workload whose run without an agent fails on a JDK is skipped on that JDK, and the table says so.
 # For each workload (default: all of ../shared/workloads) and each mode, RUNS runs interleaved with RUNS
-# runs without any agent; prints the median wall seconds, the ratio to no agent, and the geometric mean
-# of the ratios per mode. Modes (default "empty count depth1 live live1 jfr"; "depth8" walks a stack per
+# runs without any agent, each round in an order rotated by one; prints the median wall seconds, the ratio
+# to no agent, and the geometric mean of the ratios per mode. Modes (default "empty count depth1 live live1 jfr"; "depth8" walks a stack per
 # allocation and takes minutes per workload):
 #   again   no agent, a second time: the run's noise floor (an A/A ratio; a mode's ratio closer to 1 than
 #           this one's distance from 1 is not resolved by the run)
@@ -122,8 +122,14 @@ bench_jdk() {  # bench_jdk: one table, for the java on PATH
       echo "$w: skipped, it fails on this JDK without any agent (see $OUT/logs/$JDK_TAG-$w-none-0.log)"
       continue
     fi
+    # Each round starts one mode later than the one before, so that no mode always runs right after
+    # another (a run right after the baseline's has measured a few percent dearer than the same run later).
+    local order=(none $MODES) k
     for i in $(seq 1 "$N"); do
-      for m in none $MODES; do times[$m]+="$(run1 "$w" "$m" "$i") "; done
+      for k in $(seq 0 $((${#order[@]} - 1))); do
+        m=${order[$(( (k + i - 1) % ${#order[@]} ))]}
+        times[$m]+="$(run1 "$w" "$m" "$i") "
+      done
     done
     for m in $MODES; do
       case $m in calls|times|timesall|callscpu)
