@@ -95,7 +95,7 @@ public final class HeapProxyCalls {
      * Per thread, by method id: entries and exceptional exits (times mode: entries only of the frames the tree
      * could not hold; the tree counts the rest).
      */
-    private static final long[][] enters = new long[tids.length][];
+    static final long[][] enters = new long[tids.length][];
     private static final long[][] unwinds = new long[tids.length][];
     private static final int TIMED_SLOTS = TIMED ? tids.length : 0;
     /** The tree: NODE fields per node; node 0 is the root (method 0, "outside instrumented code"). */
@@ -169,12 +169,7 @@ public final class HeapProxyCalls {
     // Ids are positive: the rewriter numbers methods from 1. (Checking for a negative one would take the
     // probes past 35 bytes.)
 
-    /** Counts mode's entry probe. */
-    static void enter(int id) {
-        long[] c = mine(enters);
-        if (c != null && id < c.length) c[id]++;
-        else enterSlowly(id);
-    }
+    // Counts mode's entry probe is HeapProxy.countCall itself, on `enters`, `mine` and `enterSlowly`.
 
     /** Counts mode's unwind probe (exceptional exits). */
     @DontInline
@@ -185,12 +180,12 @@ public final class HeapProxyCalls {
     }
 
     @DontInline
-    private static void enterSlowly(int id) { countSlowly(enters, id); }
+    static void enterSlowly(int id) { countSlowly(enters, id); }
     @DontInline
     private static void unwindSlowly(int id) { countSlowly(unwinds, id); }
 
     /** The current thread's row of `table` in the common case (a small tid with its slot made); else null. */
-    private static long[] mine(long[][] table) {
+    static long[] mine(long[][] table) {
         long tid = U.getLong(Thread.currentThread(), TID);
         return tid < DIRECT ? table[(int) tid] : null;
     }
