@@ -37,6 +37,8 @@
 #   jfrexec no agent; JFR's execution sampler alone at 1 ms (bench/jfr-exec-1ms.jfc)
 #   jfrcpu  no agent; JFR's CPU-time sampler (JEP 509, JDK 25 only) alone at 1 ms (bench/jfr-cputime-1ms.jfc)
 # For calls and times the median number of calls counted (sum of the report's enters) is printed too.
+# A/B: a mode name ending in "@b" (e.g. "calls calls@b") runs that mode with the library INSTR_LIB_B instead,
+# interleaved with the others, so that two builds are compared in one run.
 # -c measures CPU seconds (user + system) instead of wall seconds: steadier on a loaded machine.
 # Build first: cargo build --release -p instr-agent. It is a benchmark, not a test: it asserts nothing.
 set -uo pipefail
@@ -69,7 +71,9 @@ calls_rules() {  # calls_rules WORKLOAD -> path of a rules file selecting its pa
   echo "$f"
 }
 opts() {  # opts MODE WORKLOAD RUN
-  case $1 in
+  local LIB=$LIB
+  case $1 in *@b) LIB=${INSTR_LIB_B:?"a mode ending in @b needs INSTR_LIB_B"} ;; esac
+  case ${1%@b} in
     calls)  echo "-agentpath:$LIB=rules=$(calls_rules "$2"),file=$OUT/c-$2-$1-$3,calls=counts" ;;
     times)  echo "-agentpath:$LIB=rules=$(calls_rules "$2"),file=$OUT/c-$2-$1-$3,calls=times" ;;
     timesall) echo "-agentpath:$LIB=rules=$(calls_rules "$2"),file=$OUT/c-$2-$1-$3,calls=times,leaves=timed" ;;
@@ -132,7 +136,7 @@ bench_jdk() {  # bench_jdk: one table, for the java on PATH
       done
     done
     for m in $MODES; do
-      case $m in calls|times|timesall|callscpu)
+      case ${m%@b} in calls|times|timesall|callscpu)
         ncalls[$w-$m]=$(for i in $(seq 1 "$N"); do calls_counted "$w" "$m" "$i"; done | median) ;;
       esac
     done
@@ -157,7 +161,7 @@ bench_jdk() {  # bench_jdk: one table, for the java on PATH
   done
   echo
   for m in $MODES; do
-    case $m in calls|times|timesall|callscpu)
+    case ${m%@b} in calls|times|timesall|callscpu)
       printf 'calls counted (%s, median per run):' "$m"
       for w in $NAMES; do printf ' %s=%s' "$w" "${ncalls[$w-$m]:--}"; done; echo ;;
     esac
