@@ -465,6 +465,7 @@ pub fn engage(jni: Jni) {
             a.vm_allocators.resolve(jni, proxy.0);
             a.thread_rows.resolve(jni, proxy.0);
             vm_allocations::hook_alloc_object(a);
+            monitors::remember_own_locks(jni);
             a.engaged.store(true, Ordering::Release);
         } else {
             eprintln!("instr: HeapProxy.engage failed; nothing will be counted");

@@ -153,8 +153,40 @@ fn is_object_wait(p: &Profiler, method: jni_sys::jmethodID) -> bool {
     wait
 }
 
+/// The agent's own monitors, as global references: the `LOCK`s of HeapProxyAllocs and HeapProxyCalls, which a
+/// thread holds while its ThreadEnd hands its rows over and a reader holds while it sums them. Two of the
+/// program's threads ending at once contend on one: that is the agent's contention, not the program's, so
+/// the monitor events leave these out (the monitor profile and the XML trace show the program's alone).
+static OWN_LOCKS: OnceLock<Vec<usize>> = OnceLock::new();
+
+/// Called once HeapProxy is engaged (its halves are initialised then).
+pub fn remember_own_locks(jni: Jni) {
+    let locks = ["java/lang/HeapProxyAllocs", "java/lang/HeapProxyCalls"]
+        .into_iter()
+        .filter_map(|name| {
+            let class = jni.find_class(name)?;
+            let lock = jni.static_field(class, "LOCK", "[J").map(|f| jni.static_object(class, f));
+            jni.delete_local(class);
+            let lock = lock.filter(|o| !o.is_null())?;
+            let global = jni.new_global(lock);
+            jni.delete_local(lock);
+            Some(global as usize)
+        })
+        .collect();
+    let _ = OWN_LOCKS.set(locks);
+}
+
+fn is_own_lock(jni: Jni, o: jobject) -> bool {
+    OWN_LOCKS
+        .get()
+        .is_some_and(|locks| locks.iter().any(|&l| jni.is_same_object(o, l as jobject)))
+}
+
 fn contended_enter(jni: Jni, thread: jthread, o: jobject) {
     {
+        if is_own_lock(jni, o) {
+            return;
+        }
         let Some(p) = profiler() else { return };
         let m = monitors();
         let tid = thread_id(p, jni, thread);
