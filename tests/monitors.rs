@@ -176,7 +176,10 @@ fn the_agents_own_locks_are_not_the_programs_contention() {
             .iter()
             .filter(|c| c["class"] == "long[]")
             .collect();
-        assert!(agents.is_empty(), "[{v}] the agent's lock reported: {agents:?}");
+        assert!(
+            agents.is_empty(),
+            "[{v}] the agent's lock reported: {agents:?}"
+        );
         assert!(!txt.contains("long[] (Java)"), "[{v}] {txt}");
         assert_eq!(
             arr(&r["threads"])

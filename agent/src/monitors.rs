@@ -165,7 +165,9 @@ pub fn remember_own_locks(jni: Jni) {
         .into_iter()
         .filter_map(|name| {
             let class = jni.find_class(name)?;
-            let lock = jni.static_field(class, "LOCK", "[J").map(|f| jni.static_object(class, f));
+            let lock = jni
+                .static_field(class, "LOCK", "[J")
+                .map(|f| jni.static_object(class, f));
             jni.delete_local(class);
             let lock = lock.filter(|o| !o.is_null())?;
             let global = jni.new_global(lock);
