@@ -6,8 +6,8 @@
 # workload whose run without an agent fails on a JDK is skipped on that JDK, and the table says so.
 # For each workload (default: all of ../shared/workloads) and each mode, RUNS runs interleaved with RUNS
 # runs without any agent, each round in an order rotated by one; prints the median wall seconds, the ratio
-# to no agent, and the geometric mean of the ratios per mode. Modes (default "empty count depth1 live live1 jfr"; "depth8" walks a stack per
-# allocation and takes minutes per workload):
+# to no agent, and the geometric mean of the ratios per mode. Modes (default "empty count depth1 live live1
+# jfr"; "depth8" walks a stack per allocation and takes minutes per workload):
 #   again   no agent, a second time: the run's noise floor (an A/A ratio; a mode's ratio closer to 1 than
 #           this one's distance from 1 is not resolved by the run)
 #   empty   agent loaded, rules select nothing (rules/empty.yaml)

@@ -191,13 +191,13 @@ fn attribution_matches_the_work_and_rows_keep_exact_counts() {
                     cpu.get(t).copied().unwrap_or(0),
                     wall.get(t).copied().unwrap_or(0),
                 );
+                // Bounded by the CPU it used, not by a share of the busy threads' samples: on a loaded
+                // two-core machine a thread's start-up alone has taken 16 ms of CPU.
                 let used_ms = printed(&stdout, label) / 1000;
                 assert!(
                     c <= used_ms + 2,
                     "{what}: {t} used {used_ms} ms of CPU and got {c} CPU samples"
                 );
-                // Bounded by the CPU it used, not by a share of the busy threads' samples: on a loaded
-                // two-core machine a thread's start-up alone has taken 16 ms of CPU.
                 assert!(w >= 50, "{what}: {t} got {w} wall samples: {wall:?}");
             }
             assert!(cpu["hot-thread"] > cpu["warm-thread"], "{what}: {cpu:?}");
