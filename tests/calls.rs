@@ -781,3 +781,82 @@ fn ended_threads_give_back_call_and_allocation_rows() {
         println!("{what}: exact, rows within their bounds");
     }
 }
+
+/// Methods of the class RowGrowth loads: ids past the 1,024 a thread's call row starts with, twice over.
+const WIDE_METHODS: usize = 3_000;
+
+/// The source of `Wide`: WIDE_METHODS empty static methods, and callAll() calling each once.
+fn wide_source() -> String {
+    let mut s = String::from("public class Wide {\n");
+    for k in 0..WIDE_METHODS {
+        s.push_str(&format!("    static void m{k}() {{}}\n"));
+    }
+    s.push_str("    public static void callAll() {\n");
+    for k in 0..WIDE_METHODS {
+        s.push_str(&format!("        m{k}();\n"));
+    }
+    s.push_str("    }\n}\n");
+    s
+}
+
+/// Each thread's row of call counts is as long as the method ids given out before any method with a new id
+/// can run (threads adopted at ThreadStart, rows lengthened from ClassFileLoadHook), so that the entry
+/// probe's slow branch, which C2 would otherwise compile into every probed method, is never taken: a thread
+/// started before a class with 3,000 probed methods loads calls them all, exactly, with no slow entry.
+#[test]
+fn call_rows_cover_every_id_before_it_runs() {
+    for jdk in jdks() {
+        let what = format!("[{}] RowGrowth", jdk.version);
+        let programs = compile_programs(&jdk);
+        let dir = scratch(&format!("row-growth-{}", jdk.key()));
+        let source = dir.join("src/Wide.java");
+        fs::create_dir_all(source.parent().unwrap()).unwrap();
+        fs::write(&source, wide_source()).unwrap();
+        let wide = dir.join("classes");
+        javac(&jdk, &[source], &wide, &[]);
+        let rules = dir.join("rules.yaml");
+        fs::write(
+            &rules,
+            "probes: [methods]\nmethods:\n  include: [\"Wide\"]\n",
+        )
+        .unwrap();
+        let mut cmd = Command::new(jdk.bin("java"));
+        cmd.arg(format!(
+            "-agentpath:{}=rules={},file={}/out,calls=counts",
+            agent_lib().display(),
+            rules.display(),
+            dir.display()
+        ))
+        .arg("-cp")
+        .arg(format!("{}:{}", programs.display(), wide.display()))
+        .arg("RowGrowth")
+        .arg("Wide");
+        let out = run(&mut cmd);
+        check(&what, &out);
+        assert!(
+            !text(&out.stderr).contains("instr:"),
+            "{what}: agent complained:\n{}",
+            text(&out.stderr)
+        );
+        assert_eq!(printed(&text(&out.stdout), "counted"), 2, "{what}");
+        let json = fs::read_to_string(dir.join("out.json")).expect("report written");
+        let r = profile_json(&json);
+        for k in [0, 1_023, 1_024, 2_047, 2_048, WIDE_METHODS - 1] {
+            let m = method(&r["methods"], "Wide", &format!("m{k}"));
+            assert_eq!(num(m, "enters"), 2, "{what}: {m}");
+        }
+        let wide_calls: u64 = r["methods"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|m| m["class"] == "Wide")
+            .map(|m| num(m, "enters"))
+            .sum();
+        assert_eq!(wide_calls, 2 * (WIDE_METHODS as u64 + 1), "{what}");
+        assert_eq!(
+            r["calls"]["slow_path_entries"], 0,
+            "{what}: calls took the entry probe's slow path"
+        );
+        println!("{what}: {wide_calls} calls, none on the slow path");
+    }
+}

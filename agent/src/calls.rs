@@ -3,9 +3,10 @@
 //! `instr.Counts` test API. The reports are in `method_report.rs`.
 
 use instr_rewriter::probes::Selection;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Mutex;
 
-use jni_sys::{jint, jintArray, jlongArray, jstring};
+use jni_sys::{jint, jintArray, jlongArray, jmethodID, jstring, jvalue};
 
 use crate::jni::Jni;
 use crate::state::{agent, lock, Agent};
@@ -15,6 +16,14 @@ use crate::state::{agent, lock, Agent};
 /// Threads beyond those (alive at once) count in shared rows with atomic adds: exact, untimed, reported.
 const DIRECT_SLOTS: jint = 1 << 14;
 const OVERFLOW_SLOTS: jint = 1 << 12;
+
+/// `HeapProxyCalls.reserve(int)` and `adopt()`, found once the class is engaged (0 until then), and the
+/// length every thread's row of calls has (what `reserve` last returned). Threads get their rows at their
+/// start, and rows are lengthened as the rewriter gives out ids, so that the probe's slow branch is never
+/// taken in a steady run: see `HeapProxyCalls.enterRowLength` for why that matters to the JIT.
+static RESERVE: AtomicUsize = AtomicUsize::new(0);
+static ADOPT: AtomicUsize = AtomicUsize::new(0);
+static ROW_LENGTH: AtomicUsize = AtomicUsize::new(0);
 
 /// What `HeapProxyCalls.<clinit>` reads through its `settings()` native: see that class's `SETTINGS`.
 static SETTINGS: Mutex<Option<[i64; 9]>> = Mutex::new(None);
@@ -54,6 +63,21 @@ pub fn engage(a: &Agent, jni: Jni, max_methods: jint, offsets: &[i64; 6]) -> boo
     if !jni.call_static_void(class.0, m, &[]) {
         return false;
     }
+    if a.rules.methods() {
+        for (cell, name, signature) in [(&RESERVE, "reserve", "(I)I"), (&ADOPT, "adopt", "()V")] {
+            if let Some(m) = jni.static_method(class.0, name, signature) {
+                cell.store(m as usize, Ordering::Release);
+            }
+        }
+        cover_method_ids(a, jni);
+        // New threads are adopted at their start (lib.rs).
+        if a.jvmti
+            .set_event_notification_mode(crate::jvmti::event::THREAD_START, crate::jvmti::ENABLE)
+            != crate::jvmti::ERROR_NONE
+        {
+            eprintln!("instr: cannot enable JVMTI THREAD_START: threads get their call rows at their first call");
+        }
+    }
     // An ending thread hands its call rows over (HeapProxyCalls.retire, through HeapProxy.retireThread, which
     // thread_rows.rs calls from ThreadEnd), so that its slot can serve another thread. lib.rs enables the
     // event only when allocations are counted; the callback is always installed. Without it calls stay
@@ -68,6 +92,40 @@ pub fn engage(a: &Agent, jni: Jni, max_methods: jint, offsets: &[i64; 6]) -> boo
         );
     }
     true
+}
+
+/// Lengthens every thread's row of calls to hold the method ids given out so far, if they do not yet. Called
+/// from ClassFileLoadHook once a class is rewritten, before any of its methods can run.
+pub fn cover_method_ids(a: &Agent, jni: Jni) {
+    let reserve = RESERVE.load(Ordering::Acquire);
+    // Ids start at 1: the highest is the count, and a row must have an element at that index.
+    let wanted = a.ids.method_count() + 1;
+    if reserve == 0 || wanted <= ROW_LENGTH.load(Ordering::Relaxed) {
+        return;
+    }
+    let Some(class) = *lock(&a.calls_proxy) else {
+        return;
+    };
+    let arg = jvalue {
+        i: jint::try_from(wanted).unwrap_or(jint::MAX),
+    };
+    let length = jni
+        .keeping_pending_exception(|| jni.call_static_int(class.0, reserve as jmethodID, &[arg]));
+    if let Some(length) = length {
+        ROW_LENGTH.fetch_max(length.max(0) as usize, Ordering::Relaxed);
+    }
+}
+
+/// ThreadStart, on the new thread: its slot and rows, before its first probe.
+pub fn adopt_current_thread(a: &Agent, jni: Jni) {
+    let adopt = ADOPT.load(Ordering::Acquire);
+    if adopt == 0 {
+        return;
+    }
+    let Some(class) = *lock(&a.calls_proxy) else {
+        return;
+    };
+    jni.keeping_pending_exception(|| jni.call_static_void(class.0, adopt as jmethodID, &[]));
 }
 
 /// `HeapProxyCalls.settings()`: what engage() recorded, or settings that leave the counters off.

@@ -5,6 +5,7 @@
 
 use std::sync::atomic::Ordering;
 
+use crate::jni::Jni;
 use crate::state::{agent, lock, Agent};
 use crate::switches::Switched;
 use instr_rewriter::classfile::ClassFile;
@@ -13,13 +14,18 @@ use instr_rewriter::probes::{Flavour, Instrumenter, Selection};
 use instr_rewriter::{rewrite, Options};
 
 /// ClassFileLoadHook: the rewritten class, or None to load it as it is.
-pub fn class_file_load_hook(name: &[u8], bytes: &[u8]) -> Option<Vec<u8>> {
+pub fn class_file_load_hook(jni: Option<Jni>, name: &[u8], bytes: &[u8]) -> Option<Vec<u8>> {
     let a = agent()?;
     let selection = crate::switches::selection(&a.rules)?;
     if !wanted(&selection, name) {
         return None;
     }
-    instrument(a, &selection, name, bytes)
+    let rewritten = instrument(a, &selection, name, bytes);
+    // Before any method of the class can run, every thread's call row must hold the ids it was given.
+    if let (Some(jni), Some(_)) = (jni, &rewritten) {
+        crate::calls::cover_method_ids(a, jni);
+    }
+    rewritten
 }
 
 /// The check made before touching the bytes: most classes of a selective rules file stop here.

@@ -272,6 +272,7 @@ pub fn load_in(vm: JavaVm, options: &str, phase: Phase) -> Result<switches::RunT
         gc_finish: Some(gc_finish),
         object_free: Some(object_free::object_free),
         data_dump_request: Some(data_dump_request),
+        thread_start: Some(thread_start),
         thread_end: Some(thread_end),
         vm_object_alloc: Some(vm_allocations::vm_object_alloc),
         sampled_object_alloc: Some(heap_sampling::sampled_object_alloc),
@@ -548,6 +549,14 @@ fn data_dump_request() {
     // Sent on the signal dispatcher or attach listener thread: Java threads, attached already.
     let Some(jni) = a.java_vm.jni() else { return };
     report::write_all(a, jni, proxy, report::When::OnDemand);
+}
+
+/// ThreadStart, on the new thread before its `run`: the thread profiler's record, then the thread's call rows.
+fn thread_start(jni: Jni, thread: jthread) {
+    threads::thread_started(jni, thread);
+    if let Some(a) = agent() {
+        calls::adopt_current_thread(a, jni);
+    }
 }
 
 /// ThreadEnd, on the ending thread: the thread profiler's record, then the thread's allocation rows.

@@ -11,7 +11,7 @@ use std::collections::{BTreeMap, HashMap};
 use std::fmt::Write as _;
 
 use instr_profile::model::{CallPath, Frame, FrameTable};
-use jni_sys::jobject;
+use jni_sys::{jint, jobject};
 use serde_json::{json, Value};
 
 use crate::jni::Jni;
@@ -142,6 +142,30 @@ fn long_region(jni: Jni, array: jobject, len: usize) -> Vec<i64> {
     jni.long_region(array, len)
 }
 
+/// Adds into `row` the rows of `slot` that `HeapProxyCalls.reserve` replaced with longer ones
+/// (`replacedEnters`): their thread may have added to them after they were replaced.
+fn add_replaced_rows(jni: Jni, replaced: jobject, slot: jint, row: &mut Vec<i64>) {
+    if replaced.is_null() {
+        return;
+    }
+    let rows = jni.object_array_element(replaced, slot);
+    if rows.is_null() {
+        return;
+    }
+    for k in 0..jni.array_length(rows) {
+        let r = jni.object_array_element(rows, k);
+        let values = long_region(jni, r, usize::MAX);
+        jni.delete_local(r);
+        if row.len() < values.len() {
+            row.resize(values.len(), 0);
+        }
+        for (sum, v) in row.iter_mut().zip(values) {
+            *sum += v;
+        }
+    }
+    jni.delete_local(rows);
+}
+
 fn static_array(jni: Jni, class: jobject, name: &str, sig: &str) -> jobject {
     match jni.static_field(class, name, sig) {
         Some(f) => jni.static_object(class, f),
@@ -194,6 +218,7 @@ pub fn collect(a: &Agent, jni: Jni) -> Calls {
     calls.dropped = jni.static_longs(class, "dropped");
     let owners = static_array(jni, class, "owners", "[Ljava/lang/Thread;");
     let rows = ["enters", "unwinds"].map(|name| static_array(jni, class, name, "[[J"));
+    let replaced = static_array(jni, class, "replacedEnters", "[[[J");
     let trees = ["states", "nodes"].map(|name| static_array(jni, class, name, "[[J"));
     let times = calls.times && trees.iter().all(|t| !t.is_null());
     let mut names = MethodNames::new(a);
@@ -223,7 +248,8 @@ pub fn collect(a: &Agent, jni: Jni) -> Calls {
                 values
             };
             // A thread's rows by method id: entries, exceptional exits.
-            let [enters, unwinds] = rows.map(|t| element(t, usize::MAX));
+            let [mut enters, unwinds] = rows.map(|t| element(t, usize::MAX));
+            add_replaced_rows(jni, replaced, slot, &mut enters);
             let at = |row: &[i64], id: usize| row.get(id).copied().unwrap_or(0).max(0) as u64;
             let mut mine: BTreeMap<u32, Counts> = BTreeMap::new();
             for id in 1..enters.len().max(unwinds.len()) {
@@ -641,6 +667,7 @@ impl Calls {
             "mode": mode,
             "dropped_events": self.dropped.first().copied().unwrap_or(0),
             "untimed_thread_events": self.dropped.get(1).copied().unwrap_or(0),
+            "slow_path_entries": self.dropped.get(3).copied().unwrap_or(0),
         });
         if !self.times {
             section["threads"] = self

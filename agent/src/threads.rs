@@ -197,8 +197,8 @@ pub fn install(jvmti: Jvmti, rules: &Rules, caps: &Capabilities, handlers: &mut 
         thread_id_method: AtomicUsize::new(0),
         monitor_info: true,
     });
-    handlers.thread_start = Some(thread_start);
-    // THREAD_END is lib.rs's: it also hands the thread's allocation rows over, and calls thread_ended.
+    // THREAD_START and THREAD_END are lib.rs's: they also adopt the thread into the call rows and hand its
+    // allocation rows over, and call thread_started and thread_ended.
     handlers.virtual_thread_start = Some(virtual_thread_start);
     handlers.virtual_thread_end = Some(virtual_thread_end);
     if t.monitors || t.trace.is_some() {
@@ -492,7 +492,8 @@ fn ended(jni: Jni, thread: jthread, is_virtual: bool) {
     }
 }
 
-fn thread_start(jni: Jni, thread: jthread) {
+/// The profiler's part of ThreadStart (lib.rs owns the callback). Does nothing when the profiler is off.
+pub fn thread_started(jni: Jni, thread: jthread) {
     started(jni, thread, false);
 }
 

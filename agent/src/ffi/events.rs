@@ -14,7 +14,8 @@ use super::jvmti::{event, jthread, Env, EventCallbacks, Jvmti, JvmtiError};
 
 /// A class file load: (internal name, empty when the VM gave none; the class bytes) -> the new bytes,
 /// or None to keep them.
-pub type ClassFileLoadHandler = fn(&[u8], &[u8]) -> Option<Vec<u8>>;
+/// ClassFileLoadHook: (the thread's JNI environment, None in the primordial phase; the class's name; its bytes).
+pub type ClassFileLoadHandler = fn(Option<Jni>, &[u8], &[u8]) -> Option<Vec<u8>>;
 /// An allocation the VM reports: (thread, object, class, size in bytes).
 pub type AllocationHandler = fn(Jni, jthread, jobject, jclass, jlong);
 
@@ -234,7 +235,7 @@ with_jni!(
 #[allow(clippy::too_many_arguments)]
 unsafe extern "system" fn class_file_load_hook(
     jvmti: Env,
-    _: *mut JNIEnv,
+    env: *mut JNIEnv,
     _redefined: jclass,
     _loader: jobject,
     name: *const c_char,
@@ -259,7 +260,10 @@ unsafe extern "system" fn class_file_load_hook(
             unsafe { CStr::from_ptr(name) }.to_bytes()
         };
         let bytes = unsafe { std::slice::from_raw_parts(data, data_len as usize) };
-        let Some(out) = h(name, bytes) else { return };
+        let env = (!env.is_null()).then(|| jni(env));
+        let Some(out) = h(env, name, bytes) else {
+            return;
+        };
         let Ok(len) = jint::try_from(out.len()) else {
             return;
         };

@@ -76,9 +76,11 @@ public final class HeapProxyCalls {
 
     /**
      * [0]: ids out of range (not counted); [1]: events of threads without a slot (counted in the shared rows, not
-     * timed); [2]: frames beyond the tree limit.
+     * timed); [2]: frames beyond the tree limit; [3]: entries that took countCall's slow branch (a thread's first
+     * call when it was not adopted at its start, a row that had to be lengthened by its thread, threads without a
+     * direct slot): what enterRowLength is there to keep at 0.
      */
-    private static final long[] dropped = new long[3];
+    private static final long[] dropped = new long[4];
 
     // ---- per thread, by slot
 
@@ -96,6 +98,20 @@ public final class HeapProxyCalls {
      * could not hold; the tree counts the rest).
      */
     static final long[][] enters = new long[tids.length][];
+    /**
+     * The length a thread's row of `enters` gets when it is made: every method id given out fits (reserve()). So
+     * countCall finds its row long enough and, once threads are adopted at their start (adopt()), never takes its
+     * slow branch; a branch ever taken is compiled by C2 as a real call into every method it inlines countCall
+     * into, which made sunflow's compiled code 2.5 times larger (bench/README.md, 2026-11-27). Written under LOCK.
+     */
+    private static int enterRowLength = 1024;
+    /**
+     * Per slot, the rows of `enters` that reserve() replaced with longer ones. Their thread may still have been
+     * adding to one as it was replaced, so they are never copied into the new row: readers add them to it.
+     */
+    private static final long[][][] replacedEnters = new long[tids.length][][];
+    /** Direct slots whose thread ended (retire()): reserve() lengthens no row of theirs. */
+    private static final boolean[] ended = new boolean[DIRECT];
     private static final long[][] unwinds = new long[tids.length][];
     private static final int TIMED_SLOTS = TIMED ? tids.length : 0;
     /** The tree: NODE fields per node; node 0 is the root (method 0, "outside instrumented code"). */
@@ -157,6 +173,45 @@ public final class HeapProxyCalls {
      */
     static void engage() {
         cpuNow();
+        adopt();
+    }
+
+    /**
+     * Gives the current thread its slot and rows before its first probe runs: called for the thread that engages
+     * and, by the agent's ThreadStart, for every thread started after it (agent/src/calls.rs).
+     */
+    static void adopt() {
+        if (MAX_IDS >= 2 && U.getLong(Thread.currentThread(), TID) > 0) slot();
+    }
+
+    /**
+     * The rewriter has given out method ids below `ids`: every thread's row of `enters` is made long enough now,
+     * before any method with such an id can run (the agent calls this from ClassFileLoadHook). A row is replaced,
+     * not copied, since its thread may be adding to it meanwhile (replacedEnters). Returns the rows' length.
+     */
+    static int reserve(int ids) {
+        synchronized (LOCK) {
+            int n = enterRowLength;
+            while (n < ids && n < MAX_IDS) n *= 2;
+            if (n == enterRowLength) return n;
+            enterRowLength = n;
+            for (int s = 1; s < enters.length; s++) {
+                long[] c = enters[s];
+                if (c != null && c.length < n && !(s < DIRECT && ended[s])) replaceEnters(s, n);
+            }
+            return n;
+        }
+    }
+
+    /** Under LOCK: slot s's row of `enters` becomes a new one of length n, the old one kept in replacedEnters. */
+    private static void replaceEnters(int s, int n) {
+        long[][] was = replacedEnters[s];
+        int k = was == null ? 0 : was.length;
+        long[][] now = new long[k + 1][];
+        for (int i = 0; i < k; i++) now[i] = was[i];
+        now[k] = enters[s];
+        replacedEnters[s] = now;
+        enters[s] = new long[n];
     }
 
     // ---- the probes (through HeapProxy.countCall/countUnwind and methodEnter/methodExit/methodUnwind)
@@ -180,9 +235,26 @@ public final class HeapProxyCalls {
     }
 
     @DontInline
-    static void enterSlowly(int id) { countSlowly(enters, id); }
+    static void enterSlowly(int id) {
+        add(dropped, 3);
+        countSlowly(enters, id);
+    }
     @DontInline
     private static void unwindSlowly(int id) { countSlowly(unwinds, id); }
+
+    /**
+     * The current thread's own row of `table` (slot s), made long enough for `id`. Copied, since only this
+     * thread adds to it; under LOCK, since reserve() may be replacing it.
+     */
+    private static long[] lengthened(long[][] table, int s, int id) {
+        synchronized (LOCK) {
+            long[] c = table[s];
+            if (id < c.length) return c;
+            long[] bigger = grown(c, id);
+            table[s] = bigger;
+            return bigger;
+        }
+    }
 
     /** The current thread's row of `table` in the common case (a small tid with its slot made); else null. */
     static long[] mine(long[][] table) {
@@ -204,13 +276,7 @@ public final class HeapProxyCalls {
             return -1;
         }
         long[] c = table[s];
-        if (id >= c.length) {
-            int n = c.length;
-            while (n <= id) n *= 2;
-            long[] bigger = new long[n];
-            System.arraycopy(c, 0, bigger, 0, c.length);
-            table[s] = c = bigger;
-        }
+        if (id >= c.length) c = lengthened(table, s, id);
         c[id]++;
         return s;
     }
@@ -371,10 +437,14 @@ public final class HeapProxyCalls {
         for (int pass = 0; pass < 2; pass++) {
             // The first pass finds the largest id, the second adds.
             int used = 1;
-            for (long[] c : enters) {
+            for (int s = 0; s < enters.length; s++) {
+                long[] c = enters[s];
                 if (c == null) continue;
                 used = Math.max(used, c.length);
-                if (pass == 1) for (int id = 1; id < c.length; id++) out[id] += c[id];
+                if (pass == 0) continue;
+                for (int id = 1; id < c.length; id++) out[id] += c[id];
+                long[][] replaced = replacedEnters[s];
+                if (replaced != null) for (long[] r : replaced) for (int id = 1; id < r.length; id++) out[id] += r[id];
             }
             for (int s = 0; s < TIMED_SLOTS; s++) {
                 long[] n = nodes[s];
@@ -417,6 +487,10 @@ public final class HeapProxyCalls {
             for (long[] c : table) {
                 if (c != null) for (int i = 0; i < c.length; i++) c[i] = 0;
             }
+        }
+        for (long[][] replaced : replacedEnters) {
+            if (replaced == null) continue;
+            for (long[] c : replaced) for (int i = 0; i < c.length; i++) c[i] = 0;
         }
         long[][] all = nodes;
         if (all == null) return;
@@ -699,7 +773,10 @@ public final class HeapProxyCalls {
             states[i] = st;
         }
         unwinds[i] = new long[1024];
-        enters[i] = new long[1024];
+        // Under LOCK, so that a reserve() running meanwhile either sees this row or has set the length it gets.
+        synchronized (LOCK) {
+            enters[i] = new long[enterRowLength];
+        }
     }
 
     // ---- counts
@@ -745,12 +822,18 @@ public final class HeapProxyCalls {
         // A direct slot is never another thread's (tids are unique), so it is kept: the thread stays one entry
         // of its own in the reports (its name, its CPU time), as every thread of a run with fewer than 16,384
         // tids is. Only overflow slots, which other threads need, are handed over.
-        if (tid < DIRECT) return;
+        if (tid < DIRECT) {
+            if (tid > 0) ended[(int) tid] = true;
+            return;
+        }
         int s = find(tid);
         if (s <= 0) return;
         synchronized (LOCK) {
             if (enters[0] == null) init0();
             fold(enters[s], enters, 0);
+            long[][] replaced = replacedEnters[s];
+            if (replaced != null) for (long[] r : replaced) fold(r, enters, 0);
+            replacedEnters[s] = null;
             fold(unwinds[s], unwinds, 0);
             if (TIMED) foldTree(s);
             enters[s] = null;
