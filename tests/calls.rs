@@ -74,7 +74,16 @@ struct Run {
 
 /// `java` with the agent, the rules file `rules` of test-classes/calls/, reports under `dir`, and `calls=`.
 fn java_with_calls(jdk: &Jdk, rules: &str, dir: &Path, calls: &str) -> Command {
-    let rules = workspace().join("test-classes/calls").join(rules);
+    java_with_rules_file(
+        jdk,
+        &workspace().join("test-classes/calls").join(rules),
+        dir,
+        calls,
+    )
+}
+
+/// `java` with the agent, the rules file at `rules`, reports under `dir`, and `calls=`.
+fn java_with_rules_file(jdk: &Jdk, rules: &Path, dir: &Path, calls: &str) -> Command {
     let mut cmd = Command::new(jdk.bin("java"));
     cmd.arg(format!(
         "-agentpath:{}=rules={},file={}/out,calls={calls}",
@@ -820,17 +829,11 @@ fn call_rows_cover_every_id_before_it_runs() {
             "probes: [methods]\nmethods:\n  include: [\"Wide\"]\n",
         )
         .unwrap();
-        let mut cmd = Command::new(jdk.bin("java"));
-        cmd.arg(format!(
-            "-agentpath:{}=rules={},file={}/out,calls=counts",
-            agent_lib().display(),
-            rules.display(),
-            dir.display()
-        ))
-        .arg("-cp")
-        .arg(format!("{}:{}", programs.display(), wide.display()))
-        .arg("RowGrowth")
-        .arg("Wide");
+        let mut cmd = java_with_rules_file(&jdk, &rules, &dir, "counts");
+        cmd.arg("-cp")
+            .arg(format!("{}:{}", programs.display(), wide.display()))
+            .arg("RowGrowth")
+            .arg("Wide");
         let out = run(&mut cmd);
         check(&what, &out);
         assert!(

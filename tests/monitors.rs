@@ -352,21 +352,31 @@ fn deadlocks_found_by_the_watcher() {
         .expect("start java");
         let running = Running(child);
         let dump_path = dir.join("out.monitors.json");
+        let lines = [
+            "instr: deadlock of 2 threads (\"dl2-a\", \"dl2-b\")",
+            "instr: deadlock of 3 threads (\"dl3-a\", \"dl3-b\", \"dl3-c\")",
+            "instr: deadlock of 2 threads (\"juc-a\", \"juc-b\")",
+        ];
+        // The watcher writes the dump, then prints a line per new cycle: wait for both before the JVM
+        // is ended, or a line printed a moment after the file appeared is lost with it.
+        let printed_all = || {
+            let err = fs::read_to_string(&stderr).unwrap_or_default();
+            lines.iter().all(|line| err.contains(line))
+        };
         wait_for(
-            "three deadlocks in the dump",
+            "three deadlocks in the dump, and a line for each",
             Duration::from_secs(90),
-            || read_json(&dump_path).is_some_and(|d| arr(&d["deadlocks"]).len() >= 3),
+            || {
+                read_json(&dump_path).is_some_and(|d| arr(&d["deadlocks"]).len() >= 3)
+                    && printed_all()
+            },
         );
         let dump = read_json(&dump_path).unwrap();
         assert_eq!(dump["reason"], "deadlock watcher");
         check_cycles(v, &dump);
         drop(running); // the test ends the JVM
         let err = fs::read_to_string(&stderr).unwrap();
-        for line in [
-            "instr: deadlock of 2 threads (\"dl2-a\", \"dl2-b\")",
-            "instr: deadlock of 3 threads (\"dl3-a\", \"dl3-b\", \"dl3-c\")",
-            "instr: deadlock of 2 threads (\"juc-a\", \"juc-b\")",
-        ] {
+        for line in lines {
             assert!(err.contains(line), "[{v}] stderr lacks {line}:\n{err}");
         }
         let txt = fs::read_to_string(dir.join("out.monitors.txt")).unwrap();

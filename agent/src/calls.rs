@@ -69,8 +69,7 @@ pub fn engage(a: &Agent, jni: Jni, max_methods: jint, offsets: &[i64; 6]) -> boo
                 cell.store(m as usize, Ordering::Release);
             }
         }
-        cover_method_ids(a, jni);
-        // New threads are adopted at their start (lib.rs).
+        // New threads are adopted at their start (lib.rs); rows are lengthened once HeapProxy is engaged.
         if a.jvmti
             .set_event_notification_mode(crate::jvmti::event::THREAD_START, crate::jvmti::ENABLE)
             != crate::jvmti::ERROR_NONE
@@ -100,7 +99,12 @@ pub fn cover_method_ids(a: &Agent, jni: Jni) {
     let reserve = RESERVE.load(Ordering::Acquire);
     // Ids start at 1: the highest is the count, and a row must have an element at that index.
     let wanted = a.ids.method_count() + 1;
-    if reserve == 0 || wanted <= ROW_LENGTH.load(Ordering::Relaxed) {
+    // Once the exit report has begun (engaged goes false) it holds the rows' lock: a class loading then
+    // leaves its threads to lengthen their own rows rather than wait for the report here.
+    if reserve == 0
+        || wanted <= ROW_LENGTH.load(Ordering::Relaxed)
+        || !a.engaged.load(Ordering::Acquire)
+    {
         return;
     }
     let Some(class) = *lock(&a.calls_proxy) else {

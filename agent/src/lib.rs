@@ -468,6 +468,8 @@ pub fn engage(jni: Jni) {
             vm_allocations::hook_alloc_object(a);
             monitors::remember_own_locks(jni);
             a.engaged.store(true, Ordering::Release);
+            // The ids the early classes were given, before the rows could be lengthened.
+            calls::cover_method_ids(a, jni);
         } else {
             eprintln!("instr: HeapProxy.engage failed; nothing will be counted");
         }
