@@ -12,9 +12,8 @@ use super::guard::{guard, Policy};
 use super::jni::Jni;
 use super::jvmti::{event, jthread, Env, EventCallbacks, Jvmti, JvmtiError};
 
-/// A class file load: (internal name, empty when the VM gave none; the class bytes) -> the new bytes,
-/// or None to keep them.
-/// ClassFileLoadHook: (the thread's JNI environment, None in the primordial phase; the class's name; its bytes).
+/// A class file load: (the thread's JNI environment, None in the primordial phase; internal name, empty
+/// when the VM gave none; the class bytes) -> the new bytes, or None to keep them.
 pub type ClassFileLoadHandler = fn(Option<Jni>, &[u8], &[u8]) -> Option<Vec<u8>>;
 /// An allocation the VM reports: (thread, object, class, size in bytes).
 pub type AllocationHandler = fn(Jni, jthread, jobject, jclass, jlong);
