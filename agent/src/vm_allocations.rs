@@ -27,6 +27,8 @@ pub struct VmAllocators {
     vm_alloc: AtomicUsize,
     /// The HeapProxy class (a global reference), read without the agent's lock on every event.
     proxy: AtomicUsize,
+    /// `java.lang.Cloneable` (a global reference): only its instances can come from `Object.clone`.
+    cloneable: AtomicUsize,
 }
 
 /// What `HeapProxy.vmAlloc` may count, as its `what` argument: arrays, and instances allocated without a
@@ -46,14 +48,28 @@ impl VmAllocators {
         if let Some(m) = find("java/lang/Object", "clone", "()Ljava/lang/Object;") {
             self.clone.store(m as usize, Ordering::Relaxed);
         }
+        if let Some(c) = jni.find_class("java/lang/Cloneable") {
+            self.cloneable
+                .store(jni.new_global(c) as usize, Ordering::Relaxed);
+            jni.delete_local(c);
+        }
         if let Some(m) = jni.static_method(proxy, "vmAlloc", "(Ljava/lang/Object;I)V") {
             self.proxy.store(proxy as usize, Ordering::Relaxed);
             self.vm_alloc.store(m as usize, Ordering::Release);
         }
     }
 
-    /// Whether the object being reported was made by `Object.clone`, which runs no constructor.
-    fn cloned(&self, a: &Agent) -> bool {
+    /// Whether the object being reported was made by `Object.clone`, which runs no constructor. The
+    /// stack is walked only for a Cloneable object: the VM makes others (exceptions, reflection) often.
+    /// IsInstanceOf is not allowed while an exception is pending; the walk alone decides then.
+    fn cloned(&self, a: &Agent, jni: Jni, object: jobject) -> bool {
+        let cloneable = self.cloneable.load(Ordering::Relaxed) as jclass;
+        if !cloneable.is_null()
+            && !jni.exception_pending()
+            && !jni.is_instance_of(object, cloneable)
+        {
+            return false;
+        }
         let mut top = [FrameInfo {
             method: std::ptr::null_mut(),
             location: 0,
@@ -64,7 +80,7 @@ impl VmAllocators {
 }
 
 /// JVMTI VMObjectAlloc, on the allocating thread (an exception may be pending).
-pub fn vm_object_alloc(jni: Jni, _thread: jthread, object: jobject, _class: jclass, _size: jlong) {
+pub fn vm_object_alloc(jni: Jni, _thread: jthread, object: jobject, class: jclass, _size: jlong) {
     {
         let Some(a) = agent() else { return };
         // Stopped (`instr ctl PID stop alloc`): the VM's own allocations are not counted either.
@@ -78,12 +94,19 @@ pub fn vm_object_alloc(jni: Jni, _thread: jthread, object: jobject, _class: jcla
         if vm_alloc == 0 {
             return;
         }
+        // The stack walk that tells a clone is only for instances: the VM reports arrays far more often
+        // (`Array.newInstance` under `Arrays.copyOf`, outside C2 code), and an event with nothing to count
+        // makes no upcall.
+        let array = a.jvmti.is_array_class(class);
         let mut what = 0;
-        if a.rules.arrays() {
+        if a.rules.arrays() && array != Some(false) {
             what |= COUNT_ARRAY;
         }
-        if a.rules.objects() && v.cloned(a) {
+        if a.rules.objects() && array != Some(true) && v.cloned(a, jni, object) {
             what |= COUNT_INSTANCE;
+        }
+        if what == 0 {
+            return;
         }
         let args = [jvalue { l: object }, jvalue { i: what }];
         let proxy = v.proxy.load(Ordering::Relaxed) as jclass;

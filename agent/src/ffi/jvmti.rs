@@ -252,6 +252,18 @@ impl Jvmti {
         );
         self.take_string(e, sig)
     }
+    /// Whether `class` is an array class; None if JVMTI cannot say.
+    pub fn is_array_class(&self, class: jclass) -> Option<bool> {
+        let mut is_array: jni_sys::jboolean = 0;
+        let e = call!(
+            self,
+            56,
+            fn(jclass, *mut jni_sys::jboolean),
+            class,
+            &mut is_array
+        );
+        (e == ERROR_NONE).then_some(is_array != 0)
+    }
     pub fn source_file_name(&self, class: jclass) -> Option<String> {
         let mut name: *mut c_char = ptr::null_mut();
         let e = call!(self, 50, fn(jclass, *mut *mut c_char), class, &mut name);
