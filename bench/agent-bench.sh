@@ -1,6 +1,6 @@
 #!/bin/bash
 # The agent's overhead on the evaluation kit's real workloads, beside JFR, in one run:
-#   bench/agent-bench.sh [-n RUNS] [-m MODES] [-c] [-j JAVA_HOME]... [-k] [WORKLOAD...]
+#   bench/agent-bench.sh [-n RUNS] [-m MODES] [-c] [-j JAVA_HOME]... [-k] [-o JVM_OPTIONS] [WORKLOAD...]
 # It runs on every JDK under /usr/lib/jvm (or those given with -j), one table per JDK; -k adds a table for each
 # JDK that has -XX:+UseCompactObjectHeaders (JDK 24+) with that flag on in every run, the baseline's too. A
 # workload whose run without an agent fails on a JDK is skipped on that JDK, and the table says so.
@@ -40,15 +40,17 @@
 # A/B: a mode name ending in "@b" (e.g. "calls calls@b") runs that mode with the library INSTR_LIB_B instead,
 # interleaved with the others, so that two builds are compared in one run.
 # -c measures CPU seconds (user + system) instead of wall seconds: steadier on a loaded machine.
+# -o adds JVM options to every run, the baseline's too: "-Xms1g -Xmx1g" takes G1's heap sizing out of a comparison
+# (a run that tips G1 into growing the heap pays for touching the new memory; bench/README.md, 2026-11-27).
 # Build first: cargo build --release -p instr-agent. It is a benchmark, not a test: it asserts nothing.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 ROOT=$PWD
 KIT=${INSTR_WORKLOADS:-$ROOT/../shared/workloads}
 LIB=${INSTR_LIB:-$ROOT/target/release/libinstr.so}
-N=3; MODES="empty count depth1 live live1 jfr"; CPU=; HOMES=(); COH=
-while getopts "n:m:cj:k" o; do
-  case $o in n) N=$OPTARG;; m) MODES=$OPTARG;; c) CPU=1;; j) HOMES+=("$OPTARG");; k) COH=1;; *) exit 2;; esac
+N=3; MODES="empty count depth1 live live1 jfr"; CPU=; HOMES=(); COH=; ALL_OPTS=
+while getopts "n:m:cj:ko:" o; do
+  case $o in n) N=$OPTARG;; m) MODES=$OPTARG;; c) CPU=1;; j) HOMES+=("$OPTARG");; k) COH=1;; o) ALL_OPTS=$OPTARG;; *) exit 2;; esac
 done
 shift $((OPTIND - 1))
 NAMES=${*:-h2 lucene xalan fop sunflow javac}
@@ -170,10 +172,10 @@ bench_jdk() {  # bench_jdk: one table, for the java on PATH
 . bench/jdks.sh
 installed_jdks ${HOMES[@]+"${HOMES[@]}"}
 for home in "${HOMES[@]}"; do
-  JDK_TAG=$(basename "$home") EXTRA_OPTS= PATH=$home/bin:$PATH JAVA_HOME=$home bench_jdk
+  JDK_TAG=$(basename "$home") EXTRA_OPTS=$ALL_OPTS PATH=$home/bin:$PATH JAVA_HOME=$home bench_jdk
   echo
   if [ -n "$COH" ] && "$home/bin/java" -XX:+UseCompactObjectHeaders -version > /dev/null 2>&1; then
-    JDK_TAG=$(basename "$home")-coh EXTRA_OPTS=-XX:+UseCompactObjectHeaders PATH=$home/bin:$PATH JAVA_HOME=$home bench_jdk
+    JDK_TAG=$(basename "$home")-coh EXTRA_OPTS="$ALL_OPTS -XX:+UseCompactObjectHeaders" PATH=$home/bin:$PATH JAVA_HOME=$home bench_jdk
     echo
   fi
 done
