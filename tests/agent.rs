@@ -811,3 +811,96 @@ fn unnamed_classes_are_reported_one_line_each() {
         );
     }
 }
+
+/// Allocation sites in the generated class WideSites: half `new Cell()`, half `new Cell[1]`.
+const WIDE_SITES: usize = 6_000;
+
+fn wide_sites_source() -> String {
+    let mut s = String::from(
+        "public class WideSites {\n    public static class Cell {}\n    static Object sink;\n",
+    );
+    // Methods of 100 sites each: one method of 3,000 would pass the JIT's size limits for no reason.
+    for m in 0..WIDE_SITES / 100 {
+        s.push_str(&format!("    static void part{m}() {{\n"));
+        for k in 0..100 {
+            if k % 2 == 0 {
+                s.push_str("        sink = new Cell();\n");
+            } else {
+                s.push_str("        sink = new Cell[1];\n");
+            }
+        }
+        s.push_str("    }\n");
+    }
+    s.push_str("    public static void allocateAll() {\n");
+    for m in 0..WIDE_SITES / 100 {
+        s.push_str(&format!("        part{m}();\n"));
+    }
+    s.push_str("    }\n}\n");
+    s
+}
+
+/// Every thread holds the site pages of every site given out before any new site can run (threads adopted at
+/// ThreadStart, pages made for every thread from ClassFileLoadHook), so that the site probes' slow branch,
+/// which C2 would otherwise compile into every method with an allocation site, is never taken: a thread
+/// started before a class with 6,000 sites loads runs them all, exactly, with no slow entry.
+#[test]
+fn site_pages_cover_every_site_before_it_runs() {
+    for jdk in jdks() {
+        let what = format!("[{}] SiteGrowth", jdk.version);
+        let programs = compile_agent_programs(&jdk);
+        let dir = scratch(&format!("site-growth-{}", jdk.key()));
+        let source = dir.join("src/WideSites.java");
+        fs::create_dir_all(source.parent().unwrap()).unwrap();
+        fs::write(&source, wide_sites_source()).unwrap();
+        let wide = dir.join("classes");
+        javac(&jdk, &[source], &wide, &[]);
+        let options = format!("file={},depth=1", dir.join("out").display());
+        let classpath = PathBuf::from(format!("{}:{}", programs.display(), wide.display()));
+        let mut cmd = Command::new(jdk.bin("java"));
+        cmd.arg(format!("-agentpath:{}={options}", agent_lib().display()))
+            .arg("-cp")
+            .arg(&classpath)
+            .arg("SiteGrowth")
+            .arg("WideSites")
+            .current_dir(target_dir());
+        let out = run(&mut cmd);
+        check(&what, &out);
+        assert!(
+            text(&out.stderr).is_empty(),
+            "{what}: agent wrote to stderr:\n{}",
+            text(&out.stderr)
+        );
+        let json = fs::read_to_string(dir.join("out.json")).expect("report written");
+        let r = profile_json(&json);
+        assert_eq!(
+            class_count(&r, "WideSites$Cell"),
+            WIDE_SITES as u64,
+            "{what}"
+        );
+        assert_eq!(
+            class_count(&r, "WideSites$Cell[]"),
+            WIDE_SITES as u64,
+            "{what}"
+        );
+        let sites: Vec<&Value> = r["sites"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|s| s["stack"][0]["class"] == "WideSites")
+            .collect();
+        assert_eq!(sites.len(), WIDE_SITES, "{what}: one row per site");
+        assert!(
+            sites.iter().all(|s| s["count"] == 2),
+            "{what}: each site ran once on each thread"
+        );
+        // Without the pages made ahead the worker and main each miss at least 30 pages of WideSites alone. What
+        // may remain is a thread the agent does not see start: one attached through JNI builds its Thread
+        // object before ThreadStart is posted (the launcher's DestroyJavaVM at exit).
+        let slow = r["slow_site_entries"].as_u64().expect("slow_site_entries");
+        assert!(
+            slow <= 4,
+            "{what}: {slow} site probes took their slow branch"
+        );
+        println!("{what}: {} sites, {slow} slow entries", sites.len());
+    }
+}
