@@ -407,7 +407,7 @@ pub fn engage(jni: Jni) {
             eprintln!("instr: cannot read the array layout from jdk.internal.misc.Unsafe; nothing will be counted");
             return;
         };
-        let Some(engage) = jni.static_method(proxy.0, "engage", "(IIIIJIJJJJJJIII)V") else {
+        let Some(engage) = jni.static_method(proxy.0, "engage", "(IIIIJIJJJJJJII)V") else {
             eprintln!("instr: HeapProxy.engage not found; nothing will be counted");
             return;
         };
@@ -461,10 +461,6 @@ pub fn engage(jni: Jni) {
             jvalue {
                 i: if counting { THREAD_SLOTS } else { 1 },
             },
-            // The sites given out so far: the engaging thread's pages cover them (thread_rows.rs).
-            jvalue {
-                i: jint::try_from(a.ids.site_count()).unwrap_or(jint::MAX),
-            },
         ];
         if a.rules.threads().trace_allocations {
             if let Some(f) = jni.static_field(proxy.0, "traceObjects", "Z") {
@@ -478,10 +474,11 @@ pub fn engage(jni: Jni) {
             vm_allocations::hook_alloc_object(a);
             monitors::remember_own_locks(jni);
             a.engaged.store(true, Ordering::Release);
-            // The ids the early classes were given, before the rows could be lengthened (engage made the site
-            // pages of this thread and of the early sites; this records how far they reach).
+            // The ids the early classes were given, before the rows could be lengthened; then this thread's own
+            // pages (threads that start from here on get theirs at ThreadStart).
             calls::cover_method_ids(a, jni);
             thread_rows::cover_site_ids(jni);
+            thread_rows::adopt_current_thread(jni);
         } else {
             eprintln!("instr: HeapProxy.engage failed; nothing will be counted");
         }

@@ -63,8 +63,6 @@ pub struct Report {
     /// Every distinct frame of the sites' stacks once (the profile's `frames`).
     pub frames: FrameTable,
     pub dropped: u64,
-    /// Site probes that took their slow branch: a cost figure, not a loss (`HeapProxyAllocs.adopt`).
-    pub slow_site_entries: u64,
 }
 
 /// Java names: `Ljava/lang/String;` -> `java.lang.String`, `[[I` -> `int[][]`.
@@ -311,15 +309,17 @@ pub fn collect(a: &Agent, jni: Jni, proxy: jobject, when: When, steps: &mut Step
     let table = site_order::renumber_frames(&mut sites, table);
     steps.step("sort sites");
 
-    // [0] probes that did not fit the tables, [1] site probes that took their slow branch (HeapProxyAllocs).
-    let counters = jni.static_longs(proxy, "dropped");
-    let counter = |i: usize| counters.get(i).copied().unwrap_or(0).max(0) as u64;
+    let dropped = jni
+        .static_longs(proxy, "dropped")
+        .first()
+        .copied()
+        .unwrap_or(0)
+        .max(0) as u64;
     Report {
         classes,
         sites,
         frames: table,
-        dropped: counter(0),
-        slow_site_entries: counter(1),
+        dropped,
     }
 }
 
@@ -476,7 +476,6 @@ pub fn to_json(a: &Agent, r: &Report, pid: u32) -> Value {
             "max_pause_ns": gc.max_nanos.load(Ordering::Relaxed),
         },
         "dropped": r.dropped,
-        "slow_site_entries": r.slow_site_entries,
     })
 }
 

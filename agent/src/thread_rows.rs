@@ -27,7 +27,7 @@ pub struct ThreadRows {
     allocs: AtomicUsize,
     adopt: AtomicUsize,
     reserve: AtomicUsize,
-    /// The highest site id every thread's pages cover (what `reserve` last returned).
+    /// The site ids every thread's pages cover (what `reserve` was last given).
     reserved_sites: AtomicUsize,
 }
 
@@ -47,7 +47,7 @@ impl ThreadRows {
         self.allocs.store(global as usize, Ordering::Relaxed);
         for (cell, name, signature) in [
             (&self.adopt, "adopt", "()V"),
-            (&self.reserve, "reserve", "(I)I"),
+            (&self.reserve, "reserve", "(I)V"),
         ] {
             if let Some(m) = jni.static_method(global, name, signature) {
                 cell.store(m as usize, Ordering::Release);
@@ -86,11 +86,9 @@ pub fn cover_site_ids(jni: Jni) {
     let arg = jvalue {
         i: jint::try_from(wanted).unwrap_or(jint::MAX),
     };
-    let covered =
-        jni.keeping_pending_exception(|| jni.call_static_int(allocs, reserve as jmethodID, &[arg]));
-    if let Some(covered) = covered {
-        rows.reserved_sites
-            .fetch_max(covered.max(0) as usize, Ordering::Relaxed);
+    if jni.keeping_pending_exception(|| jni.call_static_void(allocs, reserve as jmethodID, &[arg]))
+    {
+        rows.reserved_sites.fetch_max(wanted, Ordering::Relaxed);
     }
 }
 

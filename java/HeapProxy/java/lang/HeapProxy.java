@@ -68,7 +68,7 @@ public final class HeapProxy {
      */
     static void engage(int stackDepth, int classSlotCount, int maxSiteCount, int maxMethods, long header,
                        int refSize, long longBase, long longScale, long refBase, long refScale, long intBase,
-                       long intScale, int sampleLive, int threadSlotCount, int sitesGiven) {
+                       long intScale, int sampleLive, int threadSlotCount) {
         LONGS = longBase;
         LONG_SCALE = longScale;
         REFS = refBase;
@@ -85,10 +85,6 @@ public final class HeapProxy {
         refBytes = refSize;
         HeapProxyAllocs.engage();
         dropped = HeapProxyAllocs.DROPPED;
-        // The site pages of this thread, and of the sites the early classes were given, before any probe
-        // can count: the agent's own calls into Java after this (FindClass...) allocate at counted sites.
-        HeapProxyAllocs.reserve(sitesGiven);
-        HeapProxyAllocs.adopt();
         engaged = true;
     }
 

@@ -28,8 +28,7 @@
  *    by a WeakReference, compared through its referent on the next step of the hot path. Once such a class has
  *    unloaded, sweep() frees its slot (FREED, which lookups pass over and inserts reuse).
  *  - Sites. Site ids come from the rewriter, dense already but up to 2^20 of them, and a thread touches few: site
- *    rows are pages of PAGE sites ([2j] count, [2j + 1] array bytes), made ahead for every thread as sites are
- *    given out (adopt, reserve: below), on first use for a thread the agent did not see start.
+ *    rows are pages of PAGE sites, made on first use ([2j] count, [2j + 1] array bytes).
  *
  * Settings are static finals read from HeapProxy's fields when this class initialises, so the JIT folds the modes
  * and the table references. Every method on a hot path is at most 35 bytes of bytecode (MaxInlineSize: C1
@@ -137,11 +136,8 @@ final class HeapProxyAllocs {
     private static final long[][][] BUILT_PAGES = pages(SLOTS, NO_PAGES);
     private static final long[][] SHARED_BUILT = new long[LIVE && DEPTH > 0 ? MAX_SITES >>> SHARED_PAGE_SHIFT : 0][];
 
-    /**
-     * [0]: probes whose site or class did not fit the tables; reported, never silently lost. [1]: site probes
-     * that took their slow branch (a thread the agent did not see start, or without a slot): a cost figure.
-     */
-    static final long[] DROPPED = new long[2];
+    /** [0]: probes whose site or class did not fit the tables; reported, never silently lost. */
+    static final long[] DROPPED = new long[1];
 
     /** Held by retire() and by the readers, so that a retiring thread's counts are seen exactly once. */
     private static final long[] LOCK = new long[0];
@@ -399,7 +395,6 @@ final class HeapProxyAllocs {
     }
 
     private static void newSlowly(int site) {
-        shared(DROPPED, 1, 1);
         if (!siteOk(site)) return;
         long[] p = pageSlowly(SITE_PAGES, site, 2, false);
         if (p != null) p[(site & PAGE_MASK) << 1]++;
@@ -407,7 +402,6 @@ final class HeapProxyAllocs {
     }
 
     private static void siteArraySlowly(int site, long size) {
-        shared(DROPPED, 1, 1);
         if (!siteOk(site)) return;
         long[] p = pageSlowly(SITE_PAGES, site, 2, false);
         if (p != null) {
@@ -640,24 +634,16 @@ final class HeapProxyAllocs {
         }
     }
 
-    /**
-     * Called by the agent from ClassFileLoadHook once the rewriter has given out site ids up to `sites`;
-     * returns the highest site id the pages now cover. A quarter more than needed (and 16 pages at least) is
-     * made, so that a program loading thousands of classes calls this a few dozen times, not once a class: a
-     * call walks every slot.
-     */
-    static int reserve(int sites) {
-        int needed = (sites >>> PAGE_SHIFT) + 1;
-        int pages = needed + (needed >>> 2 > 16 ? needed >>> 2 : 16);
+    /** Called by the agent from ClassFileLoadHook once the rewriter has given out site ids up to `sites`. */
+    static void reserve(int sites) {
+        int pages = (sites >>> PAGE_SHIFT) + 1;
         if (pages > MAX_SITES >>> PAGE_SHIFT) pages = MAX_SITES >>> PAGE_SHIFT;
         synchronized (LOCK) {
-            if (pages > reservedPages) {
-                reservedPages = pages;
-                for (int s = 1; s < SLOTS; s++) {
-                    if (U.getReferenceAcquire(THREADS, REFS + s * REF_SCALE) != null) makePages(s, pages);
-                }
+            if (pages <= reservedPages) return;
+            reservedPages = pages;
+            for (int s = 1; s < SLOTS; s++) {
+                if (U.getReferenceAcquire(THREADS, REFS + s * REF_SCALE) != null) makePages(s, pages);
             }
-            return (reservedPages << PAGE_SHIFT) - 1;
         }
     }
 
