@@ -21,11 +21,9 @@ pub fn class_file_load_hook(jni: Option<Jni>, name: &[u8], bytes: &[u8]) -> Opti
         return None;
     }
     let rewritten = instrument(a, &selection, name, bytes);
-    // Before any method of the class can run, every thread's call row and site pages must hold the ids it
-    // was given.
+    // Before any method of the class can run, every thread's call row must hold the ids it was given.
     if let (Some(jni), Some(_)) = (jni, &rewritten) {
         crate::calls::cover_method_ids(a, jni);
-        crate::thread_rows::cover_site_ids(jni);
     }
     rewritten
 }

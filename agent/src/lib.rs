@@ -308,16 +308,10 @@ pub fn load_in(vm: JavaVm, options: &str, phase: Phase) -> Result<switches::RunT
     {
         return Err("cannot enable the JVMTI VM_OBJECT_ALLOC event".into());
     }
-    // Allocation counts live in per-thread rows: a starting thread gets its site pages, an ending thread
-    // hands its rows over (thread_rows.rs).
+    // Allocation counts live in per-thread rows, which an ending thread hands over (thread_rows.rs).
     if counting && jvmti.set_event_notification_mode(event::THREAD_END, ENABLE) != jvmti::ERROR_NONE
     {
         return Err("cannot enable the JVMTI THREAD_END event".into());
-    }
-    if counting
-        && jvmti.set_event_notification_mode(event::THREAD_START, ENABLE) != jvmti::ERROR_NONE
-    {
-        return Err("cannot enable the JVMTI THREAD_START event".into());
     }
     for e in [
         event::DATA_DUMP_REQUEST,
@@ -474,11 +468,8 @@ pub fn engage(jni: Jni) {
             vm_allocations::hook_alloc_object(a);
             monitors::remember_own_locks(jni);
             a.engaged.store(true, Ordering::Release);
-            // The ids the early classes were given, before the rows could be lengthened; then this thread's own
-            // pages (threads that start from here on get theirs at ThreadStart).
+            // The ids the early classes were given, before the rows could be lengthened.
             calls::cover_method_ids(a, jni);
-            thread_rows::cover_site_ids(jni);
-            thread_rows::adopt_current_thread(jni);
         } else {
             eprintln!("instr: HeapProxy.engage failed; nothing will be counted");
         }
@@ -562,14 +553,12 @@ fn data_dump_request() {
     report::write_all(a, jni, proxy, report::When::OnDemand);
 }
 
-/// ThreadStart, on the new thread before its `run`: the thread profiler's record, then the thread's call rows
-/// and site pages.
+/// ThreadStart, on the new thread before its `run`: the thread profiler's record, then the thread's call rows.
 fn thread_start(jni: Jni, thread: jthread) {
     threads::thread_started(jni, thread);
     if let Some(a) = agent() {
         calls::adopt_current_thread(a, jni);
     }
-    thread_rows::adopt_current_thread(jni);
 }
 
 /// ThreadEnd, on the ending thread: the thread profiler's record, then the thread's allocation rows.

@@ -553,19 +553,10 @@ final class HeapProxyAllocs {
         return bigger;
     }
 
-    /**
-     * The thread's page of `table` for `site`, made if needed (`width` longs per site); null without a slot.
-     * Under LOCK: reserve() replaces the directories of SITE_PAGES from other threads.
-     */
+    /** The thread's page of `table` for `site`, made if needed (`width` longs per site); null without a slot. */
     private static long[] pageSlowly(long[][][] table, int site, int width, boolean salted) {
         int s = slot();
         if (s == 0) return null;
-        synchronized (LOCK) {
-            return pageLocked(table, s, site, width, salted);
-        }
-    }
-
-    private static long[] pageLocked(long[][][] table, int s, int site, int width, boolean salted) {
         long[][] d = table[s];
         int i = site >>> PAGE_SHIFT;
         if (i >= d.length) {
@@ -610,56 +601,6 @@ final class HeapProxyAllocs {
 
     private static void dropped() {
         shared(DROPPED, 0, 1);
-    }
-
-    // ---- site pages made ahead (not on any probe path)
-    //
-    // objectNew's and siteArray's slow branch must never be taken in a steady run: C2 reads the branch's profile
-    // from the probe's own method data, shared by every method the probe is inlined into, and a branch taken
-    // even once is compiled as a real call (with its debug information and spills) into all of them, where a
-    // branch never taken is compiled as an uncommon trap (bench/README.md, "the probe's slow branch"). So a
-    // thread gets every page of the sites given out so far when it starts, and every thread gets the pages of
-    // new sites before any of them can run. Pages are never replaced, only the directories that hold them, so a
-    // thread counting through an old directory counts into the same pages.
-
-    /** Pages (of PAGE sites) every thread holding a slot has: reserve() raises it. Guarded by LOCK. */
-    private static int reservedPages;
-
-    /** Called by the agent at ThreadStart, on the new thread before it runs any bytecode of its own. */
-    static void adopt() {
-        int s = slot();
-        if (s == 0) return;
-        synchronized (LOCK) {
-            makePages(s, reservedPages);
-        }
-    }
-
-    /** Called by the agent from ClassFileLoadHook once the rewriter has given out site ids up to `sites`. */
-    static void reserve(int sites) {
-        int pages = (sites >>> PAGE_SHIFT) + 1;
-        if (pages > MAX_SITES >>> PAGE_SHIFT) pages = MAX_SITES >>> PAGE_SHIFT;
-        synchronized (LOCK) {
-            if (pages <= reservedPages) return;
-            reservedPages = pages;
-            for (int s = 1; s < SLOTS; s++) {
-                if (U.getReferenceAcquire(THREADS, REFS + s * REF_SCALE) != null) makePages(s, pages);
-            }
-        }
-    }
-
-    /** Slot s's first `pages` site pages, made where missing; under LOCK. */
-    private static void makePages(int s, int pages) {
-        long[][] d = SITE_PAGES[s];
-        if (d.length < pages) {
-            long[][] bigger = new long[pages][];
-            System.arraycopy(d, 0, bigger, 0, d.length);
-            d = bigger;
-        }
-        for (int i = 0; i < pages; i++) {
-            if (d[i] == null) U.putReferenceRelease(d, REFS + i * REF_SCALE, new long[PAGE * 2]);
-        }
-        // Released: the owner, and the readers summing the pages, see the made pages with the directory.
-        U.putReferenceRelease(SITE_PAGES, REFS + s * REF_SCALE, d);
     }
 
     // ---- thread end and the readers (not on any probe path)
