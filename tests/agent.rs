@@ -91,6 +91,7 @@ const EXPECTED: &[(&str, u64)] = &[
     ("AllocCounts$Plain", 1000),
     ("AllocCounts$Threaded", 80_000),
     ("AllocCounts$Reflected", 50),
+    ("AllocCounts$ReflectedCloneable", 30), // reported by the VM, not a clone: counted once
     ("AllocCounts$Handled", 60),
     ("AllocCounts$FromStatic", 3),
     ("boolean[]", 7),

@@ -10,6 +10,9 @@ public class AllocCounts {
     static class Plain { int v; }
     static class Threaded { long v; }
     static class Reflected { }
+    // Cloneable, made by reflection: the VM reports it (JDK 17's native accessor) and the agent looks at the
+    // stack, which must not take it for a clone: its constructor runs and counts it.
+    static class ReflectedCloneable implements Cloneable { }
     static class Handled { }
     static class FromStatic { }
     static class Cloned implements Cloneable {
@@ -49,6 +52,7 @@ public class AllocCounts {
         sink = Holder.made;
 
         for (int i = 0; i < 50; i++) sink = Reflected.class.getDeclaredConstructor().newInstance();
+        for (int i = 0; i < 30; i++) sink = ReflectedCloneable.class.getDeclaredConstructor().newInstance();
         MethodHandle ctor = MethodHandles.lookup().findConstructor(Handled.class, MethodType.methodType(void.class));
         for (int i = 0; i < 60; i++) sink = (Handled) ctor.invoke();
 
