@@ -1,13 +1,13 @@
 #!/bin/bash
 # The steady state of a JVM after the probes were started and stopped, against the same JVM before they
 # ever were (issue 18: "after start then stop: <= 1.01x, the same as never started"):
-#   bench/steady-bench.sh [-n RUNS] [-w WARM] [-a AFTER] [-s PROBES] [WORKLOAD...]
+#   bench/steady-bench.sh [-n RUNS] [-w WARM] [-a AFTER] [-s PROBES] [-c wall|cpu|thread] [WORKLOAD...]
 # Each workload of the evaluation kit (default: h2 lucene xalan fop sunflow javac) is run by its own
 # run.sh, with its program's work done several times in one JVM by bench/java/Repeat.java
 # (bench/java/repeat-java.sh stands in for `java`), the agent loaded with `start=off`:
-#   times 1..WARM (default 7)      warm-up; the last three are "before" (never started)
+#   times 1..WARM (default 9)      warm-up; the last five are "before" (never started)
 #   time WARM+1                    with the probes on (default: alloc), started just before it
-#   times WARM+2..WARM+1+AFTER     after the stop (default AFTER 10); the last three are "after"
+#   times WARM+2..WARM+1+AFTER     after the stop (default AFTER 12); the last five are "after"
 # A JVM is its own control: JVMs of one workload differ from each other by up to 10% throughout (heap
 # sizing, JIT decisions), which hides 1% between JVMs, but not between two phases of one JVM. Mode
 # `none` runs the same JVM without the switch (every time "never started"): its after/before is the
@@ -15,9 +15,14 @@
 # interleaved. Prints per workload the median over the runs of after/before for each mode, the times
 # right after the stop against "before" (what re-warming the JIT costs: RetransformClasses gives every
 # method of a retransformed class a new identity, without compiled code or profile), and the ratio of
-# the two modes' after/before: the cost of having started and stopped, once warm again.
+# the two modes' after/before: the cost of having started and stopped, once warm again. Beside it, the
+# median "after" time of each mode and their ratio: the same cost read between JVMs, not within one.
+# -c picks the clock a time is read on: the process's CPU (default: every thread, the JIT's and GC's too,
+# and none of the time the machine gave to other guests, which moves wall times by 10% here), wall time,
+# or the CPU of the thread doing the work (not the program's other threads: sunflow renders on several).
 # STEADY_JAVA_OPTS adds JVM options to both modes (e.g. -Xshare:off); STEADY_RULES is the rules file
-# (default rules/default.yaml). A benchmark, not a test: it asserts
+# (default rules/default.yaml); STEADY_REREAD=1 prints the tables again from the logs of the last run (same
+# options) without running anything. A benchmark, not a test: it asserts
 # nothing. Build first: cargo build --release -p instr-agent.
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -25,14 +30,15 @@ ROOT=$PWD
 KIT=${INSTR_WORKLOADS:-$ROOT/../shared/workloads}
 LIB=${INSTR_LIB:-$ROOT/target/release/libinstr.so}
 JAVA_HOME=${JAVA_HOME:-/usr/lib/jvm/java-17-openjdk-amd64}
-N=3; WARM=7; AFTER=10; SWITCH=alloc
-while getopts "n:w:a:s:" o; do
-  case $o in n) N=$OPTARG;; w) WARM=$OPTARG;; a) AFTER=$OPTARG;; s) SWITCH=$OPTARG;; *) exit 2;; esac
+N=3; WARM=9; AFTER=12; SWITCH=alloc; CLOCK=cpu
+while getopts "n:w:a:s:c:" o; do
+  case $o in n) N=$OPTARG;; w) WARM=$OPTARG;; a) AFTER=$OPTARG;; s) SWITCH=$OPTARG;; c) CLOCK=$OPTARG;; *) exit 2;; esac
 done
+case $CLOCK in wall) COLUMN=1;; cpu) COLUMN=2;; thread) COLUMN=3;; *) echo "-c: wall, cpu or thread" >&2; exit 2;; esac
 shift $((OPTIND - 1))
 NAMES=${*:-h2 lucene xalan fop sunflow javac}
 [ -f "$LIB" ] || { echo "build first: cargo build --release -p instr-agent" >&2; exit 2; }
-[ "$WARM" -ge 4 ] && [ "$AFTER" -ge 4 ] || { echo "-w and -a: at least 4 each" >&2; exit 2; }
+[ "$WARM" -ge 6 ] && [ "$AFTER" -ge 8 ] || { echo "-w: at least 6; -a: at least 8" >&2; exit 2; }
 TIMES=$((WARM + 1 + AFTER))
 OUT=${WL_TMP:-/tmp/instr-steady-bench}; mkdir -p "$OUT/logs" "$OUT/harness"
 RULES=${STEADY_RULES:-$ROOT/rules/default.yaml}
@@ -47,7 +53,8 @@ fi
 run1() {  # run1 WORKLOAD MODE I -> the times in ms, one line, or nothing on failure
   local log=$OUT/logs/$1-$2-$3.log switch=none
   [ "$2" = startstop ] && switch="${SWITCH// /,}@$WARM"
-  if ! PATH=$JAVA_HOME/bin:$PATH WL_TMP=$OUT/scratch JAVA="$ROOT/bench/java/repeat-java.sh" \
+  if [ -n "${STEADY_REREAD:-}" ]; then :
+  elif ! PATH=$JAVA_HOME/bin:$PATH WL_TMP=$OUT/scratch JAVA="$ROOT/bench/java/repeat-java.sh" \
       JAVA_OPTS="-agentpath:$LIB=rules=$RULES,file=$OUT/r-$1-$2-$3,start=off ${STEADY_JAVA_OPTS:-}" \
       REPEAT_JAVA=$JAVA_HOME/bin/java REPEAT_N=$TIMES REPEAT_SWITCH=$switch REPEAT_HARNESS=$OUT/harness \
       "$KIT/$1/run.sh" > "$log" 2>&1; then
@@ -56,26 +63,29 @@ run1() {  # run1 WORKLOAD MODE I -> the times in ms, one line, or nothing on fai
   local times
   # The last TIMES: a workload's script may run the program once more before its measured run (sunflow
   # makes its reference image so, the first time).
-  times=$(sed -n 's/^repeat: [0-9]* \([0-9]*\).*/\1/p' "$log" | tail -n "$TIMES" | tr '\n' ' ')
+  times=$(awk -v c="$COLUMN" '$1 == "repeat:" && $2 ~ /^[0-9]+$/ { print $(2 + c) }' "$log" | tail -n "$TIMES" | tr '\n' ' ')
   [ "$(echo "$times" | wc -w)" -eq "$TIMES" ] || { echo "FAILED: $1 $2 run $3: not $TIMES times (see $log)" >&2; return; }
   echo "$times"
 }
 
 median() { sort -g | awk '{ a[NR] = $1 } END { if (NR) print a[int((NR + 1) / 2)] }'; }
-# Per run (a line of times): after/before and rewarm/before, where before is the median of times
-# WARM-2..WARM, after that of the last three, rewarm that of the three right after the stop.
+# Per run (a line of times): after/before, rewarm/before and after, where before is the median of the last
+# five warm times, after that of the last five, rewarm that of the three right after the stop.
 phases() {
-  awk -v w="$WARM" 'function med3(a, b, c) { return a + b + c - (a < b ? (a < c ? a : c) : (b < c ? b : c)) \
-      - (a > b ? (a > c ? a : c) : (b > c ? b : c)) }
-    { before = med3($(w - 2), $(w - 1), $w); after = med3($(NF - 2), $(NF - 1), $NF)
-      rewarm = med3($(w + 2), $(w + 3), $(w + 4)); printf "%.4f %.4f\n", after / before, rewarm / before }'
+  awk -v w="$WARM" 'function med(from, to,   n, i, j, t, v) { n = 0
+      for (i = from; i <= to; i++) v[++n] = $i
+      for (i = 2; i <= n; i++) for (j = i; j > 1 && v[j - 1] > v[j]; j--) { t = v[j]; v[j] = v[j - 1]; v[j - 1] = t }
+      return v[int((n + 1) / 2)] }
+    { before = med(w - 4, w); after = med(NF - 4, NF); rewarm = med(w + 2, w + 4)
+      printf "%.4f %.4f %d\n", after / before, rewarm / before, after }'
 }
 
 echo "# $(date -u +%F) $(git rev-parse --short HEAD 2>/dev/null), $("$JAVA_HOME/bin/java" -version 2>&1 | head -1)"
-echo "# $TIMES times per JVM: $WARM warm, 1 with $SWITCH on, $AFTER after the stop; $N runs per mode;" \
-  "load before: $(uptime | sed 's/.*load average: //')"
-echo "# after/before, medians over the runs (before: times $((WARM - 2))-$WARM; after: the last three)"
-printf '%-8s %11s %15s %19s %15s\n' workload none startstop re-warm/before start+stop/none
+echo "# $TIMES times per JVM, on the $CLOCK clock: $WARM warm, 1 with $SWITCH on, $AFTER after the stop; $N runs per mode;" \
+  "JVM options: ${STEADY_JAVA_OPTS:-none}; load before: $(uptime | sed 's/.*load average: //')"
+echo "# after/before, medians over the runs (before: times $((WARM - 4))-$WARM; after: the last five)"
+printf '%-8s %11s %15s %19s %15s %9s %9s %14s\n' workload none startstop re-warm/before start+stop/none \
+  "none ms" "ss ms" "after: ss/none"
 ratios=$OUT/ratios; : > "$ratios"
 for w in $NAMES; do
   declare -A runs=()
@@ -87,13 +97,16 @@ for w in $NAMES; do
   none=$(printf '%s' "${runs[none]:-}" | grep . | phases | awk '{ print $1 }' | median)
   ss=$(printf '%s' "${runs[startstop]:-}" | grep . | phases | awk '{ print $1 }' | median)
   rewarm=$(printf '%s' "${runs[startstop]:-}" | grep . | phases | awk '{ print $2 }' | median)
-  awk -v w="$w" -v n="${none:-0}" -v s="${ss:-0}" -v r="${rewarm:-0}" 'BEGIN {
-    if (n <= 0 || s <= 0) { printf "%-8s (a mode failed: no ratios)\n", w; exit }
-    printf "%-8s %10.3fx %14.3fx %18.3fx %14.3fx\n", w, n, s, r, s / n
-    print n, s, r, s / n >> "'"$ratios"'" }'
+  none_after=$(printf '%s' "${runs[none]:-}" | grep . | phases | awk '{ print $3 }' | median)
+  ss_after=$(printf '%s' "${runs[startstop]:-}" | grep . | phases | awk '{ print $3 }' | median)
+  awk -v w="$w" -v n="${none:-0}" -v s="${ss:-0}" -v r="${rewarm:-0}" -v na="${none_after:-0}" \
+      -v sa="${ss_after:-0}" 'BEGIN {
+    if (n <= 0 || s <= 0 || na <= 0) { printf "%-8s (a mode failed: no ratios)\n", w; exit }
+    printf "%-8s %10.3fx %14.3fx %18.3fx %14.3fx %9d %9d %13.3fx\n", w, n, s, r, s / n, na, sa, sa / na
+    print n, s, r, s / n, sa / na >> "'"$ratios"'" }'
   unset runs
 done
-awk '{ for (i = 1; i <= 4; i++) g[i] += log($i); n++ } END { if (n)
-  printf "%-8s %10.3fx %14.3fx %18.3fx %14.3fx\n", "geomean", exp(g[1] / n), exp(g[2] / n), exp(g[3] / n),
-    exp(g[4] / n) }' "$ratios"
+awk '{ for (i = 1; i <= 5; i++) g[i] += log($i); n++ } END { if (n)
+  printf "%-8s %10.3fx %14.3fx %18.3fx %14.3fx %9s %9s %13.3fx\n", "geomean", exp(g[1] / n), exp(g[2] / n),
+    exp(g[3] / n), exp(g[4] / n), "", "", exp(g[5] / n) }' "$ratios"
 echo "# load after: $(uptime | sed 's/.*load average: //')"

@@ -3,6 +3,8 @@ import java.io.PrintStream;
 import java.lang.invoke.MethodHandle;
 import java.lang.invoke.MethodHandles;
 import java.lang.invoke.MethodType;
+import java.lang.management.ManagementFactory;
+import java.lang.management.ThreadMXBean;
 import java.lang.reflect.Method;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -24,8 +26,9 @@ import java.util.stream.Stream;
  * probes (e.g. "alloc" or "alloc,live") start after the Kth time and stop after the next, through the
  * agent's control entry (what instr.Control and `instr ctl PID` use). --clean deletes DIR before each time (an index the
  * program would otherwise open again). The program's output is kept the first time only, so that a
- * script checking it sees one run's. Each time is printed to stderr as "repeat: TIME MILLISECONDS
- * [after start|after stop]".
+ * script checking it sees one run's. Each time is printed to stderr as "repeat: TIME WALL_MS PROCESS_CPU_MS
+ * THREAD_CPU_MS [(then start)|(then stop)]": the process's CPU counts every thread (the JIT's and the GC's
+ * too), the thread's only the work's own code, and neither counts time the machine gave to others.
  */
 public final class Repeat {
     public static void main(String[] a) throws Throwable {
@@ -42,11 +45,17 @@ public final class Repeat {
         String[] args = Arrays.copyOfRange(a, at + 1, a.length);
         Method work = Class.forName(target[0]).getMethod(target.length > 1 ? target[1] : "main", String[].class);
         PrintStream out = System.out;
+        ThreadMXBean threads = ManagementFactory.getThreadMXBean();
+        com.sun.management.OperatingSystemMXBean os =
+                (com.sun.management.OperatingSystemMXBean) ManagementFactory.getOperatingSystemMXBean();
         for (int i = 1; i <= n; i++) {
             if (clean != null) delete(clean);
+            long cpu0 = os.getProcessCpuTime(), thread0 = threads.getCurrentThreadCpuTime();
             long t0 = System.nanoTime();
             work.invoke(null, (Object) args.clone());
             long ms = (System.nanoTime() - t0) / 1_000_000;
+            long cpuMs = (os.getProcessCpuTime() - cpu0) / 1_000_000;
+            long threadMs = (threads.getCurrentThreadCpuTime() - thread0) / 1_000_000;
             String when = "";
             if (probes.length > 0 && i == switchAt) {
                 for (String p : probes) control("start " + p);
@@ -55,7 +64,7 @@ public final class Repeat {
                 for (String p : probes) control("stop " + p);
                 when = " (then stop)";
             }
-            System.err.println("repeat: " + i + " " + ms + when);
+            System.err.println("repeat: " + i + " " + ms + " " + cpuMs + " " + threadMs + when);
             if (i == 1) System.setOut(new PrintStream(OutputStream.nullOutputStream()));
         }
         System.setOut(out);
