@@ -1,7 +1,7 @@
 #!/bin/bash
 # The steady state of a JVM after the probes were started and stopped, against the same JVM before they
 # ever were (issue 18: "after start then stop: <= 1.01x, the same as never started"):
-#   bench/steady-bench.sh [-n RUNS] [-w WARM] [-a AFTER] [-s PROBES] [-c wall|cpu|thread] [WORKLOAD...]
+#   bench/steady-bench.sh [-n RUNS] [-w WARM] [-a AFTER] [-s PROBES] [-c wall|cpu|thread] [-0] [WORKLOAD...]
 # Each workload of the evaluation kit (default: h2 lucene xalan fop sunflow javac) is run by its own
 # run.sh, with its program's work done several times in one JVM by bench/java/Repeat.java
 # (bench/java/repeat-java.sh stands in for `java`), the agent loaded with `start=off`:
@@ -17,6 +17,8 @@
 # method of a retransformed class a new identity, without compiled code or profile), and the ratio of
 # the two modes' after/before: the cost of having started and stopped, once warm again. Beside it, the
 # median "after" time of each mode and their ratio: the same cost read between JVMs, not within one.
+# -0 adds JVMs without the agent (mode `noagent`), and the ratio of the started-and-stopped JVMs' "after"
+# time to theirs.
 # -c picks the clock a time is read on: the process's CPU (default: every thread, the JIT's and GC's too,
 # and none of the time the machine gave to other guests, which moves wall times by 10% here), wall time,
 # or the CPU of the thread doing the work (not the program's other threads: sunflow renders on several).
@@ -30,9 +32,10 @@ ROOT=$PWD
 KIT=${INSTR_WORKLOADS:-$ROOT/../shared/workloads}
 LIB=${INSTR_LIB:-$ROOT/target/release/libinstr.so}
 JAVA_HOME=${JAVA_HOME:-/usr/lib/jvm/java-17-openjdk-amd64}
-N=3; WARM=9; AFTER=12; SWITCH=alloc; CLOCK=cpu
-while getopts "n:w:a:s:c:" o; do
-  case $o in n) N=$OPTARG;; w) WARM=$OPTARG;; a) AFTER=$OPTARG;; s) SWITCH=$OPTARG;; c) CLOCK=$OPTARG;; *) exit 2;; esac
+N=3; WARM=9; AFTER=12; SWITCH=alloc; CLOCK=cpu; MODES="none startstop"
+while getopts "n:w:a:s:c:0" o; do
+  case $o in n) N=$OPTARG;; w) WARM=$OPTARG;; a) AFTER=$OPTARG;; s) SWITCH=$OPTARG;; c) CLOCK=$OPTARG;;
+    0) MODES="none startstop noagent";; *) exit 2;; esac
 done
 case $CLOCK in wall) COLUMN=1;; cpu) COLUMN=2;; thread) COLUMN=3;; *) echo "-c: wall, cpu or thread" >&2; exit 2;; esac
 shift $((OPTIND - 1))
@@ -52,10 +55,12 @@ fi
 
 run1() {  # run1 WORKLOAD MODE I -> the times in ms, one line, or nothing on failure
   local log=$OUT/logs/$1-$2-$3.log switch=none
+  local agent="-agentpath:$LIB=rules=$RULES,file=$OUT/r-$1-$2-$3,start=off"
   [ "$2" = startstop ] && switch="${SWITCH// /,}@$WARM"
+  [ "$2" = noagent ] && agent=""
   if [ -n "${STEADY_REREAD:-}" ]; then :
   elif ! PATH=$JAVA_HOME/bin:$PATH WL_TMP=$OUT/scratch JAVA="$ROOT/bench/java/repeat-java.sh" \
-      JAVA_OPTS="-agentpath:$LIB=rules=$RULES,file=$OUT/r-$1-$2-$3,start=off ${STEADY_JAVA_OPTS:-}" \
+      JAVA_OPTS="$agent ${STEADY_JAVA_OPTS:-}" \
       REPEAT_JAVA=$JAVA_HOME/bin/java REPEAT_N=$TIMES REPEAT_SWITCH=$switch REPEAT_HARNESS=$OUT/harness \
       "$KIT/$1/run.sh" > "$log" 2>&1; then
     echo "FAILED: $1 $2 run $3 (see $log)" >&2; return
@@ -68,7 +73,7 @@ run1() {  # run1 WORKLOAD MODE I -> the times in ms, one line, or nothing on fai
   echo "$times"
 }
 
-median() { sort -g | awk '{ a[NR] = $1 } END { if (NR) print a[int((NR + 1) / 2)] }'; }
+median() { sort -g | awk '{ a[NR] = $1 } END { if (NR) print (a[int((NR + 1) / 2)] + a[int(NR / 2) + 1]) / 2 }'; }
 # Per run (a line of times): after/before, rewarm/before and after, where before is the median of the last
 # five warm times, after that of the last five, rewarm that of the three right after the stop.
 phases() {
@@ -84,13 +89,15 @@ echo "# $(date -u +%F) $(git rev-parse --short HEAD 2>/dev/null), $("$JAVA_HOME/
 echo "# $TIMES times per JVM, on the $CLOCK clock: $WARM warm, 1 with $SWITCH on, $AFTER after the stop; $N runs per mode;" \
   "JVM options: ${STEADY_JAVA_OPTS:-none}; load before: $(uptime | sed 's/.*load average: //')"
 echo "# after/before, medians over the runs (before: times $((WARM - 4))-$WARM; after: the last five)"
-printf '%-8s %11s %15s %19s %15s %9s %9s %14s\n' workload none startstop re-warm/before start+stop/none \
+printf '%-8s %11s %15s %19s %15s %9s %9s %14s' workload none startstop re-warm/before start+stop/none \
   "none ms" "ss ms" "after: ss/none"
+[[ " $MODES " == *" noagent "* ]] && printf ' %11s %18s' "noagent ms" "after: ss/noagent"
+echo
 ratios=$OUT/ratios; : > "$ratios"
 for w in $NAMES; do
   declare -A runs=()
   for i in $(seq 1 "$N"); do
-    for m in none startstop; do
+    for m in $MODES; do
       t=$(run1 "$w" "$m" "$i"); [ -n "$t" ] && runs[$m]+="$t"$'\n'
     done
   done
@@ -99,14 +106,19 @@ for w in $NAMES; do
   rewarm=$(printf '%s' "${runs[startstop]:-}" | grep . | phases | awk '{ print $2 }' | median)
   none_after=$(printf '%s' "${runs[none]:-}" | grep . | phases | awk '{ print $3 }' | median)
   ss_after=$(printf '%s' "${runs[startstop]:-}" | grep . | phases | awk '{ print $3 }' | median)
+  bare_after=$(printf '%s' "${runs[noagent]:-}" | grep . | phases | awk '{ print $3 }' | median)
   awk -v w="$w" -v n="${none:-0}" -v s="${ss:-0}" -v r="${rewarm:-0}" -v na="${none_after:-0}" \
-      -v sa="${ss_after:-0}" 'BEGIN {
+      -v sa="${ss_after:-0}" -v ba="${bare_after:-0}" 'BEGIN {
     if (n <= 0 || s <= 0 || na <= 0) { printf "%-8s (a mode failed: no ratios)\n", w; exit }
-    printf "%-8s %10.3fx %14.3fx %18.3fx %14.3fx %9d %9d %13.3fx\n", w, n, s, r, s / n, na, sa, sa / na
-    print n, s, r, s / n, sa / na >> "'"$ratios"'" }'
+    printf "%-8s %10.3fx %14.3fx %18.3fx %14.3fx %9d %9d %13.3fx", w, n, s, r, s / n, na, sa, sa / na
+    if (ba > 0) printf " %11d %17.3fx", ba, sa / ba
+    printf "\n"
+    print n, s, r, s / n, sa / na, (ba > 0 ? sa / ba : 0) >> "'"$ratios"'" }'
   unset runs
 done
-awk '{ for (i = 1; i <= 5; i++) g[i] += log($i); n++ } END { if (n)
-  printf "%-8s %10.3fx %14.3fx %18.3fx %14.3fx %9s %9s %13.3fx\n", "geomean", exp(g[1] / n), exp(g[2] / n),
-    exp(g[3] / n), exp(g[4] / n), "", "", exp(g[5] / n) }' "$ratios"
+awk '{ for (i = 1; i <= 6; i++) if ($i > 0) { g[i] += log($i); k[i]++ } } END { if (NR) {
+  printf "%-8s %10.3fx %14.3fx %18.3fx %14.3fx %9s %9s %13.3fx", "geomean", exp(g[1] / k[1]), exp(g[2] / k[2]),
+    exp(g[3] / k[3]), exp(g[4] / k[4]), "", "", exp(g[5] / k[5])
+  if (k[6]) printf " %11s %17.3fx", "", exp(g[6] / k[6])
+  printf "\n" } }' "$ratios"
 echo "# load after: $(uptime | sed 's/.*load average: //')"
