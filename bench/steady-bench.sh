@@ -20,7 +20,7 @@
 # -0 adds JVMs without the agent (mode `noagent`), and the ratio of the started-and-stopped JVMs' "after"
 # time to theirs.
 # -c picks the clock a time is read on: the process's CPU (default: every thread, the JIT's and GC's too,
-# and none of the time the machine gave to other guests, which moves wall times by 10% here), wall time,
+# and none of the time the machine gave to other guests, which moved one JVM's wall times by 60% here), wall time,
 # or the CPU of the thread doing the work (not the program's other threads: sunflow renders on several).
 # STEADY_JAVA_OPTS adds JVM options to both modes (e.g. -Xshare:off); STEADY_RULES is the rules file
 # (default rules/default.yaml); STEADY_REREAD=1 prints the tables again from the logs of the last run (same
@@ -85,6 +85,9 @@ phases() {
       printf "%.4f %.4f %d\n", after / before, rewarm / before, after }'
 }
 
+# phase RUNS K: the median over a mode's runs (lines of times) of the Kth figure phases prints per run.
+phase() { printf '%s' "$1" | grep . | phases | awk -v k="$2" '{ print $k }' | median; }
+
 echo "# $(date -u +%F) $(git rev-parse --short HEAD 2>/dev/null), $("$JAVA_HOME/bin/java" -version 2>&1 | head -1)"
 echo "# $TIMES times per JVM, on the $CLOCK clock: $WARM warm, 1 with $SWITCH on, $AFTER after the stop; $N runs per mode;" \
   "JVM options: ${STEADY_JAVA_OPTS:-none}; load before: $(uptime | sed 's/.*load average: //')"
@@ -101,12 +104,9 @@ for w in $NAMES; do
       t=$(run1 "$w" "$m" "$i"); [ -n "$t" ] && runs[$m]+="$t"$'\n'
     done
   done
-  none=$(printf '%s' "${runs[none]:-}" | grep . | phases | awk '{ print $1 }' | median)
-  ss=$(printf '%s' "${runs[startstop]:-}" | grep . | phases | awk '{ print $1 }' | median)
-  rewarm=$(printf '%s' "${runs[startstop]:-}" | grep . | phases | awk '{ print $2 }' | median)
-  none_after=$(printf '%s' "${runs[none]:-}" | grep . | phases | awk '{ print $3 }' | median)
-  ss_after=$(printf '%s' "${runs[startstop]:-}" | grep . | phases | awk '{ print $3 }' | median)
-  bare_after=$(printf '%s' "${runs[noagent]:-}" | grep . | phases | awk '{ print $3 }' | median)
+  none=$(phase "${runs[none]:-}" 1); ss=$(phase "${runs[startstop]:-}" 1); rewarm=$(phase "${runs[startstop]:-}" 2)
+  none_after=$(phase "${runs[none]:-}" 3); ss_after=$(phase "${runs[startstop]:-}" 3)
+  bare_after=$(phase "${runs[noagent]:-}" 3)
   awk -v w="$w" -v n="${none:-0}" -v s="${ss:-0}" -v r="${rewarm:-0}" -v na="${none_after:-0}" \
       -v sa="${ss_after:-0}" -v ba="${bare_after:-0}" 'BEGIN {
     if (n <= 0 || s <= 0 || na <= 0) { printf "%-8s (a mode failed: no ratios)\n", w; exit }
