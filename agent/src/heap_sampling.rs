@@ -16,6 +16,9 @@ use crate::state::{agent, Agent};
 /// JVMTI SampledObjectAlloc, on the allocating thread.
 pub fn sampled_object_alloc(_: Jni, _thread: jthread, object: jobject, class: jclass, size: jlong) {
     {
+        if crate::own_allocation::active() {
+            return;
+        }
         let Some(a) = agent() else { return };
         if let Some(stacks) = &a.sampled_stacks {
             stacks.sample(a.jvmti, size);

@@ -43,6 +43,7 @@ pub mod monitors;
 pub mod natives;
 pub mod object_free;
 pub mod options;
+pub mod own_allocation;
 pub mod report;
 pub mod report_files;
 pub mod sample_ring;

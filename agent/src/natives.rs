@@ -19,13 +19,35 @@ const MAX_DEPTH: usize = 64;
 const PROXY_FRAMES: jint = 2;
 
 /// The dense index of a class's name (class_index.rs), recorded with the instance size; -1 when full.
-pub fn class_index(_: Jni, class: jclass, o: jobject) -> jint {
+/// Without an instance (`o` null: the counting probes keep the object out of their slow branch, so that
+/// the JIT can still scalar-replace it), an instance's size is read from one made here with AllocObject:
+/// no constructor runs, no finalizer is registered, nothing counts it (VMObjectAlloc counts only clones
+/// and arrays), and it is garbage at once; once per class name. Array classes have no instance size
+/// (each array's bytes are counted as it is allocated).
+pub fn class_index(jni: Jni, class: jclass, o: jobject) -> jint {
     let Some(a) = agent() else { return -1 };
     let Some(signature) = a.jvmti.class_signature(class) else {
         return -1;
     };
-    let size = a.jvmti.object_size(o).unwrap_or(0).max(0) as u64;
+    let size = if o.is_null() {
+        if a.jvmti.is_array_class(class).unwrap_or(true) {
+            Some(0)
+        } else {
+            instance_size(a, jni, class)
+        }
+    } else {
+        a.jvmti.object_size(o)
+    };
+    let size = size.unwrap_or(0).max(0) as u64;
     lock(&a.class_index).index(&signature, size).unwrap_or(-1)
+}
+
+fn instance_size(a: &crate::state::Agent, jni: Jni, class: jclass) -> Option<jlong> {
+    let _own = crate::own_allocation::OwnAllocation::begin();
+    let o = jni.alloc_object(class)?;
+    let size = a.jvmti.object_size(o);
+    jni.delete_local(o);
+    size
 }
 
 /// The stack of an allocation at a static site, from the allocating frame down to the rules' depth.

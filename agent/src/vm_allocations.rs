@@ -128,6 +128,9 @@ pub fn hook_alloc_object(a: &Agent) {
 }
 
 fn count_instance(jni: Jni, object: jobject) {
+    if crate::own_allocation::active() {
+        return;
+    }
     let Some(a) = agent() else { return };
     let v = &a.vm_allocators;
     let vm_alloc = v.vm_alloc.load(Ordering::Acquire);

@@ -206,6 +206,17 @@ impl Jni {
         jni!(self, NewObjectArray, n, class, ptr::null_mut())
     }
 
+    /// An instance of `class` with no constructor run; None (the exception cleared) when the class cannot
+    /// have one (abstract, an interface, `java.lang.Class`) or memory is out.
+    pub fn alloc_object(&self, class: jclass) -> Option<jobject> {
+        let o = jni!(self, AllocObject, class);
+        if self.clear_exception() || o.is_null() {
+            None
+        } else {
+            Some(o)
+        }
+    }
+
     pub fn is_instance_of(&self, o: jobject, class: jclass) -> bool {
         jni!(self, IsInstanceOf, o, class) != 0
     }

@@ -1,9 +1,10 @@
 //! Allocation sites: the instructions that allocate, each named by a static site id (see [`IdRegistry`]),
 //! so that the agent needs no stack walk to know the allocating frame.
 //!
-//! * Arrays: after each `newarray`, `anewarray` and `multianewarray`, `dup; push site; invokestatic
-//!   HeapProxy.arrayAlloc(Object, int)`. For `multianewarray` only the outer array is reported; the
-//!   agent walks the sub-arrays.
+//! * Arrays: after each `newarray` and `anewarray`, `dup; push site; invokestatic
+//!   HeapProxy.arrayAlloc(Object, int)`; after each `multianewarray`, the same with
+//!   `HeapProxy.multiArrayAlloc`, which also counts the sub-arrays (by class; the site counts the outer
+//!   array only).
 //! * Objects (when the rules ask for object sites): after each `new`, `push site; invokestatic
 //!   HeapProxy.objectNew(int)`. The probe comes after the `new` rather than before it so that the `new`
 //!   keeps its offset relative to nothing inserted in front of it: frames that name `uninitialized(pc)`
@@ -95,7 +96,12 @@ pub fn plan(
         } else {
             code.push(op::DUP);
             push_int(first + k, pool, &mut code)?;
-            Probe::ArrayAlloc.call(flavour, pool, &mut code)?;
+            let probe = if insn.opcode == op::MULTIANEWARRAY {
+                Probe::MultiArrayAlloc
+            } else {
+                Probe::ArrayAlloc
+            };
+            probe.call(flavour, pool, &mut code)?;
         }
         out.after(insn.pc, &code);
     }

@@ -12,7 +12,7 @@ pub const PROXY_CLASS: &str = "java/lang/HeapProxy";
 
 /// [`PoolBuilder::memo`] slot of the [`PROXY_CLASS`] constant; the slots below it hold the probes'
 /// Methodrefs, one per [`Probe`] (its discriminant).
-pub const MEMO_PROXY_CLASS: usize = 9;
+pub const MEMO_PROXY_CLASS: usize = 10;
 const _: () = assert!(Probe::CountUnwind as usize == MEMO_PROXY_CLASS - 1);
 
 /// Which variant of each HeapProxy method a call site uses.
@@ -30,8 +30,12 @@ pub enum Flavour {
 pub enum Probe {
     /// `(Object)`: every object, from `java.lang.Object.<init>`.
     ObjectAlloc,
-    /// `(Object array, int site)`: after each array allocation.
+    /// `(Object array, int site)`: after each `newarray` and `anewarray`.
     ArrayAlloc,
+    /// `(Object array, int site)`: after each `multianewarray`, whose sub-arrays are counted too. A probe
+    /// of its own, so that the common one never walks an array and never hands it to a call that would
+    /// keep the JIT from scalar-replacing it.
+    MultiArrayAlloc,
     /// `(int method)`: at method entry.
     MethodEnter,
     /// `(int method)`: before each return.
@@ -55,6 +59,8 @@ impl Probe {
             (Probe::ObjectAlloc, Flavour::Native) => "objectAlloc",
             (Probe::ArrayAlloc, Flavour::Early) => "earlyArrayAlloc",
             (Probe::ArrayAlloc, Flavour::Native) => "arrayAlloc",
+            (Probe::MultiArrayAlloc, Flavour::Early) => "earlyMultiArrayAlloc",
+            (Probe::MultiArrayAlloc, Flavour::Native) => "multiArrayAlloc",
             (Probe::MethodEnter, Flavour::Early) => "earlyMethodEnter",
             (Probe::MethodEnter, Flavour::Native) => "methodEnter",
             (Probe::MethodExit, Flavour::Early) => "earlyMethodExit",
@@ -75,7 +81,9 @@ impl Probe {
     pub fn descriptor(self) -> &'static str {
         match self {
             Probe::ObjectAlloc => "(Ljava/lang/Object;)V",
-            Probe::ArrayAlloc | Probe::ObjectBuilt => "(Ljava/lang/Object;I)V",
+            Probe::ArrayAlloc | Probe::MultiArrayAlloc | Probe::ObjectBuilt => {
+                "(Ljava/lang/Object;I)V"
+            }
             Probe::MethodEnter
             | Probe::MethodExit
             | Probe::MethodUnwind

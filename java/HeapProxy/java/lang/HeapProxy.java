@@ -92,6 +92,7 @@ public final class HeapProxy {
 
     public static void earlyObjectAlloc(Object o) { if (engaged) objectAlloc(o); }
     public static void earlyArrayAlloc(Object a, int site) { if (engaged) arrayAlloc(a, site); }
+    public static void earlyMultiArrayAlloc(Object a, int site) { if (engaged) multiArrayAlloc(a, site); }
     public static void earlyObjectNew(int site) { if (engaged) objectNew(site); }
     public static void earlyObjectBuilt(Object o, int site) { if (engaged) objectBuilt(o, site); }
     public static void earlyMethodEnter(int id) { if (engaged) methodEnter(id); }
@@ -139,8 +140,16 @@ public final class HeapProxy {
         if (HeapProxyAllocs.DEPTH > 1) siteStack(site, 0);
     }
 
+    /** After a newarray or anewarray (whose elements are null: no sub-arrays to count). */
     public static void arrayAlloc(Object a, int site) {
         long size = HeapProxyAllocs.LIVE ? HeapProxyAllocs.arraySampled(a, site) : HeapProxyAllocs.array(a, site);
+        if (HeapProxyAllocs.DEPTH > 1) siteStack(site, size);
+    }
+
+    /** After a multianewarray: the outer array as arrayAlloc, and the sub-arrays it made, by class. */
+    public static void multiArrayAlloc(Object a, int site) {
+        long size = HeapProxyAllocs.LIVE ? HeapProxyAllocs.arraySampled(a, site) : HeapProxyAllocs.array(a, site);
+        HeapProxyAllocs.subArrays(a, site);
         if (HeapProxyAllocs.DEPTH > 1) siteStack(site, size);
     }
 
@@ -169,6 +178,7 @@ public final class HeapProxy {
     /**
      * A class seen for the first time: the agent gives the dense index of its name (the same for every class of
      * that name, whichever loader defined it) and records the name and instance size under it; -1 when full.
+     * `instance` may be null for a class that is not an array: the agent then sizes an instance it allocates.
      */
     static native int classIndex(Class<?> c, Object instance);
     /** Reports an object to the XML trace (docs/XML-TRACE.md). */

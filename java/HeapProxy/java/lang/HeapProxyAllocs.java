@@ -21,8 +21,12 @@
  *    touched, not as the whole hash table. The agent gives the index, one per class *name* (classIndex): a class
  *    defined again by each of 10,000 throw-away loaders counts in one column under its name, and the counts of an
  *    unloaded class stay in the rows. Row columns are 2 * index (instances) and 2 * index + 1 (array bytes);
- *    columns 0 and 1 hold the row's sampling salt. COLUMNS gives the column by hash slot; an array class whose
- *    elements are arrays gets the NESTED bit, which keeps it off the fast path (its sub-arrays are counted too).
+ *    columns 0 and 1 hold the row's sampling salt. COLUMNS gives the column by hash slot.
+ *  - Escape. The hot paths hand their slow branches the class, never the object or array, wherever the object is
+ *    not needed there (it is for live samples and the trace): C2 compiles a slow branch that was ever taken into
+ *    every method the probe is inlined into, and an object passed to a call escapes, which would cost every
+ *    allocation its scalar replacement. Such slow paths are @DontInline, so that they do not grow the compiled
+ *    code of every constructor past InlineSmallCode either (C2 then stops inlining the constructor).
  *  - Unloading. The table must not keep a class loaded. A class that can never unload (boot, platform and
  *    application loaders, not hidden) is held by its Class, which the hot path compares at once; any other class
  *    by a WeakReference, compared through its referent on the next step of the hot path. Once such a class has
@@ -47,6 +51,7 @@ import java.lang.ref.Reference;
 import java.lang.ref.WeakReference;
 
 import jdk.internal.misc.Unsafe;
+import jdk.internal.vm.annotation.DontInline;
 
 final class HeapProxyAllocs {
     private HeapProxyAllocs() {}
@@ -85,7 +90,6 @@ final class HeapProxyAllocs {
     // ---- classes
 
     private static final int NONE = Integer.MAX_VALUE;
-    private static final int NESTED = 1 << 30;
     private static final int CLASS_SLOTS = powerOfTwo(HeapProxy.classSlots, 2);
     private static final int CLASS_MASK = CLASS_SLOTS - 1;
     /**
@@ -95,7 +99,7 @@ final class HeapProxyAllocs {
     private static final Object[] CLASSES = new Object[CLASS_SLOTS];
     /** A slot whose class unloaded: lookups go past it, inserts may take it. An array: allocated uncounted. */
     private static final Object FREED = new long[0];
-    /** By hash slot: the class's row column (2 * index, | NESTED), NONE until the index is assigned. */
+    /** By hash slot: the class's row column (2 * index), NONE until the index is assigned. */
     private static final int[] COLUMNS = filled(CLASS_SLOTS, NONE);
     private static final long REFERENT = U.objectFieldOffset(Reference.class, "referent");
     private static final long QUEUE = U.objectFieldOffset(Reference.class, "queue");
@@ -192,7 +196,7 @@ final class HeapProxyAllocs {
         return THREADS[s] == t ? s : 0;
     }
 
-    /** The row column of o's class when it is known and not NESTED; otherwise more than any row is long. */
+    /** The row column of o's class when it is known; otherwise more than any row is long. */
     private static int column(Object o) {
         return column(o.getClass());
     }
@@ -222,12 +226,16 @@ final class HeapProxyAllocs {
         return k instanceof WeakReference && U.getReference(k, REFERENT) == c;
     }
 
-    /** objectAlloc, counting only. */
+    /**
+     * objectAlloc, counting only. The slow branch is given the class, never the object: C2 compiles that branch
+     * into every method it inlines a constructor into (it is taken whenever a thread first meets a class), and an
+     * object passed to a call there escapes, which would cost every allocation its scalar replacement.
+     */
     static void object(Object o) {
         long[] c = CLASS_ROWS[me()];
         int k = column(o);
         if (k < c.length) c[k]++;
-        else objectSlowly(o);
+        else classSlowly(o.getClass());
     }
 
     /** objectAlloc with live objects sampled per class (depth 0). */
@@ -249,10 +257,10 @@ final class HeapProxyAllocs {
         else newSlowly(site);
     }
 
-    /** arrayAlloc without live objects: counts the array (and its sub-arrays) by class and site; its bytes. */
+    /** arrayAlloc without live objects: counts the array by class and site; its bytes. */
     static long array(Object a, int site) {
         long size = arraySize(a);
-        classArray(a, site, size);
+        if (!counted(CLASS_ROWS[me()], column(a), size)) arrayClassSlowly(a.getClass(), size);
         siteArray(site, size);
         return size;
     }
@@ -260,17 +268,25 @@ final class HeapProxyAllocs {
     /** arrayAlloc with live objects: the same, sampling per class. */
     static long arraySampled(Object a, int site) {
         long size = arraySize(a);
-        classArraySampled(a, site, size);
+        if (!tallied(a, site, CLASS_ROWS[me()], column(a), size)) arraySlowly(a, site, size);
         siteArray(site, size);
         return size;
     }
 
-    private static void classArray(Object a, int site, long size) {
-        if (!counted(CLASS_ROWS[me()], column(a), size)) arraySlowly(a, site, size, true);
-    }
-
-    private static void classArraySampled(Object a, int site, long size) {
-        if (!tallied(a, site, CLASS_ROWS[me()], column(a), size)) arraySlowly(a, site, size, true);
+    /**
+     * multiArrayAlloc, after arrayAlloc counted the outer array: the sub-arrays the multianewarray made, by class
+     * and sampled, at the outer array's site (which counts the outer array only). An element is null or a fresh
+     * array.
+     */
+    static void subArrays(Object a, int site) {
+        if (a instanceof Object[] outer) {
+            for (Object inner : outer) {
+                if (inner != null) {
+                    arraySlowly(inner, site, arraySize(inner));
+                    subArrays(inner, site);
+                }
+            }
+        }
     }
 
     private static boolean counted(long[] c, int k, long size) {
@@ -341,30 +357,39 @@ final class HeapProxyAllocs {
 
     // ---- the long way: first sight of a class or site by a thread, threads without a slot, the trace
 
+    /**
+     * object() in every case the hot path leaves: counts only. Never inlined: small enough that C2 would, and with
+     * it the table search, which grew a constructor's compiled code past InlineSmallCode (2,500 bytes), after
+     * which C2 no longer inlines that constructor anywhere and its objects escape again.
+     */
+    @DontInline
+    private static void classSlowly(Class<?> c) {
+        int k = columnSlowly(c, null);
+        if (k >= 0) addClass(k, 0);
+    }
+
     /** objectAlloc in every case the hot path leaves: counts, samples (depth 0) and traces. */
     static void objectSlowly(Object o) {
-        int k = columnSlowly(o);
+        int k = columnSlowly(o.getClass(), o);
         if (k < 0) return;
         long n = addClass(k, 0);
         if (LIVE && DEPTH == 0 && sampled(n)) HeapProxy.tag(o, k >> 1);
         if (TRACE) HeapProxy.traceObject(o, k >> 1);
     }
 
-    /**
-     * Counts an array by class, and samples it. With `nested` (the array came from a bytecode site) also the
-     * sub-arrays a multianewarray made, at the same site; the VM reports each of its own sub-arrays itself.
-     */
-    private static void arraySlowly(Object a, int site, long size, boolean nested) {
-        int k = columnSlowly(a);
+    /** array() in every case the hot path leaves (never inlined, as classSlowly). */
+    @DontInline
+    private static void arrayClassSlowly(Class<?> c, long size) {
+        int k = columnSlowly(c, null);
+        if (k >= 0) addClass(k, size);
+    }
+
+    /** Counts an array by class, and samples it. */
+    private static void arraySlowly(Object a, int site, long size) {
+        int k = columnSlowly(a.getClass(), a);
         if (k < 0) return;
-        int column = k & ~NESTED;
-        long n = addClass(column, size);
-        if (LIVE && sampled(n)) tagArray(a, site, column >> 1);
-        if (nested && (k & NESTED) != 0) {
-            for (Object inner : (Object[]) a) {
-                if (inner != null) arraySlowly(inner, site, arraySize(inner), true);
-            }
-        }
+        long n = addClass(k, size);
+        if (LIVE && sampled(n)) tagArray(a, site, k >> 1);
     }
 
     /** Live samples of arrays: per class at depth 0, per site otherwise. */
@@ -373,9 +398,9 @@ final class HeapProxyAllocs {
         else if (site > 0) HeapProxy.tagSite(a, site);
     }
 
-    /** vmAlloc: an array the VM made (clone, Array.newInstance, JNI). */
+    /** vmAlloc: an array the VM made (clone, Array.newInstance, JNI; the VM reports each sub-array itself). */
     static void vmArray(Object a) {
-        arraySlowly(a, 0, arraySize(a), false);
+        arraySlowly(a, 0, arraySize(a));
     }
 
     /**
@@ -425,9 +450,11 @@ final class HeapProxyAllocs {
         return false;
     }
 
-    /** The raw column (NESTED bit included) of o's class, assigning it the first time; -1 if the tables are full. */
-    private static int columnSlowly(Object o) {
-        Class<?> c = o.getClass();
+    /**
+     * The row column of class c, assigning it the first time; -1 if the tables are full. `instance`: an instance of
+     * c, or null (the agent then sizes one it makes, see assign).
+     */
+    private static int columnSlowly(Class<?> c, Object instance) {
         int home = System.identityHashCode(c) & CLASS_MASK;
         // A claim lost to another thread starts the search again: that thread may have inserted c itself.
         for (int attempt = 0; attempt < 64; attempt++) {
@@ -439,7 +466,7 @@ final class HeapProxyAllocs {
                 Object k = U.getReferenceAcquire(CLASSES, REFS + i * REF_SCALE);
                 if (k == c || refersTo(k, c)) {
                     int column = U.getIntAcquire(COLUMNS, INTS + i * INT_SCALE);
-                    return column != NONE ? column : assign(i, o, c);
+                    return column != NONE ? column : assign(i, instance, c);
                 }
                 if (k == FREED && free < 0) {
                     free = i;
@@ -454,7 +481,7 @@ final class HeapProxyAllocs {
             }
             if (free < 0) break;
             Object key = keyOf(c);
-            if (U.compareAndSetReference(CLASSES, REFS + free * REF_SCALE, seen, key)) return assign(free, o, c);
+            if (U.compareAndSetReference(CLASSES, REFS + free * REF_SCALE, seen, key)) return assign(free, instance, c);
         }
         dropped();
         return -1;
@@ -496,14 +523,15 @@ final class HeapProxyAllocs {
     /**
      * Gives the class in hash slot i its column, from the dense index the agent keeps for its name. Racing
      * threads get the same index; the first CAS of the column publishes it. The agent records the class's name
-     * and instance size before returning the index, so no count can be read without them.
+     * and instance size before returning the index, so no count can be read without them; given no instance, it
+     * sizes one it allocates itself, uncounted and without running a constructor.
      */
     private static int assign(int i, Object o, Class<?> c) {
         long at = INTS + i * INT_SCALE;
         int x = HeapProxy.classIndex(c, o);
         if (x > 0 && x < CLASS_SLOTS) {
             raiseHighestIndex(x);
-            int column = x << 1 | (o instanceof Object[] a && holdsArrays(a) ? NESTED : 0);
+            int column = x << 1;
             if (U.compareAndSetInt(COLUMNS, at, NONE, column)) return column;
         }
         int column = U.getIntAcquire(COLUMNS, at);
@@ -515,13 +543,6 @@ final class HeapProxyAllocs {
     private static void raiseHighestIndex(int x) {
         int h;
         while ((h = U.getIntVolatile(HIGHEST_INDEX, INTS)) < x && !U.compareAndSetInt(HIGHEST_INDEX, INTS, h, x)) {}
-    }
-
-    /** Whether the component type is an array type, by instanceof only (no JDK method on this path). */
-    private static boolean holdsArrays(Object[] a) {
-        return a instanceof Object[][] || a instanceof int[][] || a instanceof long[][] || a instanceof byte[][]
-                || a instanceof char[][] || a instanceof double[][] || a instanceof float[][]
-                || a instanceof short[][] || a instanceof boolean[][];
     }
 
     /** The current thread's slot, claimed if free; 0 when it cannot have one. */
@@ -728,7 +749,7 @@ final class HeapProxyAllocs {
             Object k = CLASSES[i];
             if (k == c || refersTo(k, c)) {
                 int column = COLUMNS[i];
-                return column == NONE ? -1 : (column & ~NESTED) >> 1;
+                return column == NONE ? -1 : column >> 1;
             }
             if (k == null) return -1;
         }

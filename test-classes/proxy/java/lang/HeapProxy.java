@@ -38,6 +38,7 @@ public final class HeapProxy {
 
     public static void earlyObjectAlloc(Object o) { objectAlloc(o); }
     public static void earlyArrayAlloc(Object a, int site) { arrayAlloc(a, site); }
+    public static void earlyMultiArrayAlloc(Object a, int site) { multiArrayAlloc(a, site); }
     public static void earlyMethodEnter(int id) { methodEnter(id); }
     public static void earlyMethodExit(int id) { methodExit(id); }
     public static void earlyMethodUnwind(int id) { methodUnwind(id); }
@@ -50,7 +51,15 @@ public final class HeapProxy {
         if (ready) countInstance(o.getClass());
     }
 
+    /** After a newarray or anewarray: no sub-arrays (an anewarray's elements are null). */
     public static synchronized void arrayAlloc(Object a, int site) {
+        if (!ready) return;
+        if (site > 0 && site < MAX_IDS) sites[site]++; else dropped++;
+        countInstance(a.getClass());
+    }
+
+    /** After a multianewarray: the outer array counts at the site, its sub-arrays by class too. */
+    public static synchronized void multiArrayAlloc(Object a, int site) {
         if (!ready) return;
         if (site > 0 && site < MAX_IDS) sites[site]++; else dropped++;
         countArray(a);
