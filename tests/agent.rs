@@ -152,10 +152,12 @@ fn counted_objects_are_still_scalar_replaced() {
         let classes = compile_agent_programs(&jdk);
         let dir = scratch(&format!("scalar-replaced-{}", jdk.key()));
         let prefix = dir.join("out");
+        // -Xbatch: each compilation finishes before the code goes on, so the last round runs C2's code
+        // however loaded the machine is (in the background, C2 could still be compiling the loop).
         let out = run_with_agent(
             &jdk,
             &format!("file={},depth=1", prefix.display()),
-            &[],
+            &["-Xbatch"],
             &classes,
             "ScalarReplaced",
         );
