@@ -146,7 +146,10 @@ public final class HeapProxy {
         if (HeapProxyAllocs.DEPTH > 1) siteStack(site, size);
     }
 
-    /** After a multianewarray: the outer array as arrayAlloc, and the sub-arrays it made, by class. */
+    /**
+     * After a multianewarray: the outer array as arrayAlloc, and the sub-arrays it made, by class. Not through
+     * arrayAlloc: the stack walk skips a fixed number of HeapProxy frames.
+     */
     public static void multiArrayAlloc(Object a, int site) {
         long size = HeapProxyAllocs.LIVE ? HeapProxyAllocs.arraySampled(a, site) : HeapProxyAllocs.array(a, site);
         HeapProxyAllocs.subArrays(a, site);

@@ -235,7 +235,7 @@ final class HeapProxyAllocs {
         long[] c = CLASS_ROWS[me()];
         int k = column(o);
         if (k < c.length) c[k]++;
-        else classSlowly(o.getClass());
+        else classSlowly(o.getClass(), 0);
     }
 
     /** objectAlloc with live objects sampled per class (depth 0). */
@@ -260,7 +260,7 @@ final class HeapProxyAllocs {
     /** arrayAlloc without live objects: counts the array by class and site; its bytes. */
     static long array(Object a, int site) {
         long size = arraySize(a);
-        if (!counted(CLASS_ROWS[me()], column(a), size)) arrayClassSlowly(a.getClass(), size);
+        if (!counted(CLASS_ROWS[me()], column(a), size)) classSlowly(a.getClass(), size);
         siteArray(site, size);
         return size;
     }
@@ -358,14 +358,15 @@ final class HeapProxyAllocs {
     // ---- the long way: first sight of a class or site by a thread, threads without a slot, the trace
 
     /**
-     * object() in every case the hot path leaves: counts only. Never inlined: small enough that C2 would, and with
-     * it the table search, which grew a constructor's compiled code past InlineSmallCode (2,500 bytes), after
-     * which C2 no longer inlines that constructor anywhere and its objects escape again.
+     * object() and array() in every case the hot path leaves: one more instance of c (and `bytes`, for an array),
+     * counted only. Never inlined: small enough that C2 would, and with it the table search, which grew a
+     * constructor's compiled code past InlineSmallCode (2,500 bytes), after which C2 no longer inlines that
+     * constructor anywhere and its objects escape again.
      */
     @DontInline
-    private static void classSlowly(Class<?> c) {
+    private static void classSlowly(Class<?> c, long bytes) {
         int k = columnSlowly(c, null);
-        if (k >= 0) addClass(k, 0);
+        if (k >= 0) addClass(k, bytes);
     }
 
     /** objectAlloc in every case the hot path leaves: counts, samples (depth 0) and traces. */
@@ -377,16 +378,9 @@ final class HeapProxyAllocs {
         if (TRACE) HeapProxy.traceObject(o, k >> 1);
     }
 
-    /** array() in every case the hot path leaves (never inlined, as classSlowly). */
-    @DontInline
-    private static void arrayClassSlowly(Class<?> c, long size) {
-        int k = columnSlowly(c, null);
-        if (k >= 0) addClass(k, size);
-    }
-
     /** Counts an array by class, and samples it. */
     private static void arraySlowly(Object a, int site, long size) {
-        int k = columnSlowly(a.getClass(), a);
+        int k = columnSlowly(a.getClass(), null);
         if (k < 0) return;
         long n = addClass(k, size);
         if (LIVE && sampled(n)) tagArray(a, site, k >> 1);
@@ -452,7 +446,7 @@ final class HeapProxyAllocs {
 
     /**
      * The row column of class c, assigning it the first time; -1 if the tables are full. `instance`: an instance of
-     * c, or null (the agent then sizes one it makes, see assign).
+     * c, or null (for a class that is not an array, the agent then sizes one it makes, see assign).
      */
     private static int columnSlowly(Class<?> c, Object instance) {
         int home = System.identityHashCode(c) & CLASS_MASK;
