@@ -38,7 +38,9 @@
 #   jfrcpu  no agent; JFR's CPU-time sampler (JEP 509, JDK 25 only) alone at 1 ms (bench/jfr-cputime-1ms.jfc)
 # For calls and times the median number of calls counted (sum of the report's enters) is printed too.
 # A/B: a mode name ending in "@b" (e.g. "calls calls@b") runs that mode with the library INSTR_LIB_B instead,
-# interleaved with the others, so that two builds are compared in one run.
+# interleaved with the others, so that two builds are compared in one run. INSTR_OPTS_B adds JVM options to the
+# "@b" runs only (INSTR_LIB_B defaults to INSTR_LIB then), e.g. a -XX:CompileCommand to try a JIT decision.
+# Any letter works the same way: "depth1@c" reads INSTR_LIB_C and INSTR_OPTS_C.
 # -c measures CPU seconds (user + system) instead of wall seconds: steadier on a loaded machine.
 # -o adds JVM options to every run, the baseline's too: "-Xms1g -Xmx1g" takes G1's heap sizing out of a comparison
 # (a run that tips G1 into growing the heap pays for touching the new memory; bench/README.md, 2026-11-27).
@@ -74,8 +76,13 @@ calls_rules() {  # calls_rules WORKLOAD -> path of a rules file selecting its pa
 }
 opts() {  # opts MODE WORKLOAD RUN
   local LIB=$LIB
-  case $1 in *@b) LIB=${INSTR_LIB_B:?"a mode ending in @b needs INSTR_LIB_B"} ;; esac
-  case ${1%@b} in
+  local arm= arm_lib arm_opts
+  case $1 in *@?) arm=${1##*@}; arm=${arm^^}; arm_lib=INSTR_LIB_$arm; arm_opts=INSTR_OPTS_$arm
+    LIB=${!arm_lib:-${!arm_opts:+$LIB}}
+    [ -n "$LIB" ] || { echo "a mode ending in @${1##*@} needs $arm_lib or $arm_opts" >&2; exit 2; }
+    echo -n "${!arm_opts:-} " ;;
+  esac
+  case ${1%@?} in
     calls)  echo "-agentpath:$LIB=rules=$(calls_rules "$2"),file=$OUT/c-$2-$1-$3,calls=counts" ;;
     times)  echo "-agentpath:$LIB=rules=$(calls_rules "$2"),file=$OUT/c-$2-$1-$3,calls=times" ;;
     timesall) echo "-agentpath:$LIB=rules=$(calls_rules "$2"),file=$OUT/c-$2-$1-$3,calls=times,leaves=timed" ;;
@@ -138,7 +145,7 @@ bench_jdk() {  # bench_jdk: one table, for the java on PATH
       done
     done
     for m in $MODES; do
-      case ${m%@b} in calls|times|timesall|callscpu)
+      case ${m%@?} in calls|times|timesall|callscpu)
         ncalls[$w-$m]=$(for i in $(seq 1 "$N"); do calls_counted "$w" "$m" "$i"; done | median) ;;
       esac
     done
@@ -163,7 +170,7 @@ bench_jdk() {  # bench_jdk: one table, for the java on PATH
   done
   echo
   for m in $MODES; do
-    case ${m%@b} in calls|times|timesall|callscpu)
+    case ${m%@?} in calls|times|timesall|callscpu)
       printf 'calls counted (%s, median per run):' "$m"
       for w in $NAMES; do printf ' %s=%s' "$w" "${ncalls[$w-$m]:--}"; done; echo ;;
     esac

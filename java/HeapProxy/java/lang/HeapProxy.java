@@ -107,7 +107,7 @@ public final class HeapProxy {
     // these is at most 35 bytes of bytecode, so that C1 inlines it (see HeapProxyAllocs).
 
     public static void objectAlloc(Object o) {
-        if (HeapProxyAllocs.OBJECTS == 0) HeapProxyAllocs.object(o);
+        if (HeapProxyAllocs.OBJECTS == 0) HeapProxyAllocs.object(o.getClass());
         else if (HeapProxyAllocs.OBJECTS == 1) HeapProxyAllocs.objectSampled(o);
         else HeapProxyAllocs.objectSlowly(o);
     }
@@ -142,7 +142,7 @@ public final class HeapProxy {
 
     /** After a newarray or anewarray (whose elements are null: no sub-arrays to count). */
     public static void arrayAlloc(Object a, int site) {
-        long size = HeapProxyAllocs.LIVE ? HeapProxyAllocs.arraySampled(a, site) : HeapProxyAllocs.array(a, site);
+        long size = HeapProxyAllocs.array(a, site);
         if (HeapProxyAllocs.DEPTH > 1) siteStack(site, size);
     }
 
@@ -151,7 +151,7 @@ public final class HeapProxy {
      * arrayAlloc: the stack walk skips a fixed number of HeapProxy frames.
      */
     public static void multiArrayAlloc(Object a, int site) {
-        long size = HeapProxyAllocs.LIVE ? HeapProxyAllocs.arraySampled(a, site) : HeapProxyAllocs.array(a, site);
+        long size = HeapProxyAllocs.array(a, site);
         HeapProxyAllocs.subArrays(a, site);
         if (HeapProxyAllocs.DEPTH > 1) siteStack(site, size);
     }

@@ -22,11 +22,14 @@
  *    defined again by each of 10,000 throw-away loaders counts in one column under its name, and the counts of an
  *    unloaded class stay in the rows. Row columns are 2 * index (instances) and 2 * index + 1 (array bytes);
  *    columns 0 and 1 hold the row's sampling salt. COLUMNS gives the column by hash slot.
- *  - Escape. The hot paths hand their slow branches the class, never the object or array, wherever the object is
- *    not needed there (it is for live samples and the trace): C2 compiles a slow branch that was ever taken into
- *    every method the probe is inlined into, and an object passed to a call escapes, which would cost every
- *    allocation its scalar replacement. Such slow paths are @DontInline, so that they do not grow the compiled
- *    code of every constructor past InlineSmallCode either (C2 then stops inlining the constructor).
+ *  - Calls, not inlined. The counting paths (object, objectNew, arrayOf) are @DontInline: every allocating
+ *    method calls them. Inlined, their ~290 bytes of bytecode at every `new` were parsed and optimised again in
+ *    every method C2 compiled, which cost more CPU than the calls do (bench/README.md, 2026-11-27, "the counting
+ *    probes as calls"). The inlined part is the probe's wrapper in HeapProxy: the mode's branch, getClass() and
+ *    the array's size, which C2 folds for an allocation of a known type.
+ *  - Escape. Those calls, and every slow branch, are given the class, never the object or array, wherever the
+ *    object is not needed (it is for live samples and the trace): an object passed to a call escapes, which
+ *    would cost every allocation its scalar replacement.
  *  - Unloading. The table must not keep a class loaded. A class that can never unload (boot, platform and
  *    application loaders, not hidden) is held by its Class, which the hot path compares at once; any other class
  *    by a WeakReference, compared through its referent on the next step of the hot path. Once such a class has
@@ -35,8 +38,8 @@
  *    rows are pages of PAGE sites, made on first use ([2j] count, [2j + 1] array bytes).
  *
  * Settings are static finals read from HeapProxy's fields when this class initialises, so the JIT folds the modes
- * and the table references. Every method on a hot path is at most 35 bytes of bytecode (MaxInlineSize: C1
- * inlines nothing bigger); the rare work is in the *Slowly methods.
+ * and the table references. The live-sampling and call-free paths keep every method at most 35 bytes of bytecode
+ * (MaxInlineSize: C1 inlines nothing bigger); the rare work is in the *Slowly methods.
  *
  * Rules (as for HeapProxy: Object.<init> runs this for every object): allocate no object (arrays are fine: a row
  * or page when a thread first needs it, the totals; the weak keys are made by Unsafe.allocateInstance, which runs
@@ -227,15 +230,15 @@ final class HeapProxyAllocs {
     }
 
     /**
-     * objectAlloc, counting only. The slow branch is given the class, never the object: C2 compiles that branch
-     * into every method it inlines a constructor into (it is taken whenever a thread first meets a class), and an
-     * object passed to a call there escapes, which would cost every allocation its scalar replacement.
+     * objectAlloc, counting only: one more instance of c. A call, never inlined into the probed code (see "Calls,
+     * not inlined" above), and given the class, never the object, which would escape into the call.
      */
-    static void object(Object o) {
-        long[] c = CLASS_ROWS[me()];
-        int k = column(o);
-        if (k < c.length) c[k]++;
-        else classSlowly(o.getClass(), 0);
+    @DontInline
+    static void object(Class<?> c) {
+        long[] r = CLASS_ROWS[me()];
+        int k = column(c);
+        if (k < r.length) r[k]++;
+        else classSlowly(c, 0);
     }
 
     /** objectAlloc with live objects sampled per class (depth 0). */
@@ -250,27 +253,36 @@ final class HeapProxyAllocs {
         if (sampled(c[k]++ + c[1])) HeapProxy.tag(o, k >> 1);
     }
 
-    /** objectNew: one more object at `site`. */
+    /** objectNew: one more object at `site`. A call, never inlined into the probed code. */
+    @DontInline
     static void objectNew(int site) {
         long[] p = page(SITE_PAGES, site);
         if (p != null) p[(site & PAGE_MASK) << 1]++;
         else newSlowly(site);
     }
 
-    /** arrayAlloc without live objects: counts the array by class and site; its bytes. */
+    /** arrayAlloc: counts the array by class and site, sampling it if live objects are; its bytes. */
     static long array(Object a, int site) {
         long size = arraySize(a);
-        if (!counted(CLASS_ROWS[me()], column(a), size)) classSlowly(a.getClass(), size);
-        siteArray(site, size);
+        if (LIVE) arraySampled(a, size, site);
+        else arrayOf(a.getClass(), size, site);
         return size;
     }
 
-    /** arrayAlloc with live objects: the same, sampling per class. */
-    static long arraySampled(Object a, int site) {
-        long size = arraySize(a);
+    /**
+     * array() without live objects: an array of class c and `size` bytes at `site`. A call, never inlined into the
+     * probed code, given the class and the size, never the array.
+     */
+    @DontInline
+    private static void arrayOf(Class<?> c, long size, int site) {
+        if (!counted(CLASS_ROWS[me()], column(c), size)) classSlowly(c, size);
+        siteArray(site, size);
+    }
+
+    /** array() with live objects: sampling per class too (so it needs the array). */
+    private static void arraySampled(Object a, long size, int site) {
         if (!tallied(a, site, CLASS_ROWS[me()], column(a), size)) arraySlowly(a, site, size);
         siteArray(site, size);
-        return size;
     }
 
     /**
@@ -339,6 +351,7 @@ final class HeapProxyAllocs {
         return (((n + 1) * 0x9E3779B97F4A7C15L) >>> 32) < BELOW;
     }
 
+    /** An array's bytes, header and padding included. Inlined: for an array of a known type C2 folds the chain. */
     private static long arraySize(Object a) {
         long n;
         int elem;
@@ -359,9 +372,7 @@ final class HeapProxyAllocs {
 
     /**
      * object() and array() in every case the hot path leaves: one more instance of c (and `bytes`, for an array),
-     * counted only. Never inlined: small enough that C2 would, and with it the table search, which grew a
-     * constructor's compiled code past InlineSmallCode (2,500 bytes), after which C2 no longer inlines that
-     * constructor anywhere and its objects escape again.
+     * counted only. Not inlined, so that the compiled code of those two stays a few loads and an add.
      */
     @DontInline
     private static void classSlowly(Class<?> c, long bytes) {
