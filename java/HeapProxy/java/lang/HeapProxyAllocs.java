@@ -38,8 +38,8 @@
  *    rows are pages of PAGE sites, made on first use ([2j] count, [2j + 1] array bytes).
  *
  * Settings are static finals read from HeapProxy's fields when this class initialises, so the JIT folds the modes
- * and the table references. The live-sampling and call-free paths keep every method at most 35 bytes of bytecode
- * (MaxInlineSize: C1 inlines nothing bigger); the rare work is in the *Slowly methods.
+ * and the table references. Every method inlined into probed code (HeapProxy's wrappers, array(), the live-sampling
+ * paths) is at most 35 bytes of bytecode (MaxInlineSize: C1 inlines nothing bigger); the rare work is in *Slowly.
  *
  * Rules (as for HeapProxy: Object.<init> runs this for every object): allocate no object (arrays are fine: a row
  * or page when a thread first needs it, the totals; the weak keys are made by Unsafe.allocateInstance, which runs
@@ -371,7 +371,7 @@ final class HeapProxyAllocs {
     // ---- the long way: first sight of a class or site by a thread, threads without a slot, the trace
 
     /**
-     * object() and array() in every case the hot path leaves: one more instance of c (and `bytes`, for an array),
+     * object() and arrayOf() in every case the hot path leaves: one more instance of c (and `bytes`, for an array),
      * counted only. Not inlined, so that the compiled code of those two stays a few loads and an add.
      */
     @DontInline
