@@ -36,6 +36,7 @@ pub mod hook;
 pub mod hprof;
 pub mod live;
 pub mod live_switch;
+pub mod metaspace;
 pub mod method_report;
 pub mod monitor_report;
 pub mod monitor_switch;
@@ -235,6 +236,9 @@ pub fn load_in(vm: JavaVm, options: &str, phase: Phase) -> Result<switches::RunT
     since_load();
     switches::init(early);
     cds::configure(from_start && !early);
+    if from_start {
+        metaspace::make_room();
+    }
     control::configure(run_time.control);
     install(Agent {
         jvmti,

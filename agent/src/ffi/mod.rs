@@ -30,6 +30,7 @@ pub mod libc;
 pub mod natives;
 pub mod retransform;
 pub mod signals;
+pub mod vm_flags;
 
 pub use jni::Jni;
 pub use jvmti::Jvmti;

@@ -1,0 +1,199 @@
+//! HotSpot's `-XX` flags, found through the tables libjvm exports for its serviceability agent
+//! (`gHotSpotVMStructs`, `gHotSpotVMTypes`): each entry names a type, a field, its offset or, for a static
+//! field, its address. `JVMFlag::flags` is the array of every flag, each with its name, the address of its
+//! value and where the value came from.
+//!
+//! Only sizes are read or written: a flag is found by its name, its origin tells whether anyone set it, and
+//! the caller validates its value. When a table or entry
+//! is missing (another JVM, a stripped build) nothing is touched.
+
+use std::ffi::{c_char, c_void, CStr};
+
+/// A `size_t` flag.
+pub struct SizeFlag {
+    value: *mut usize,
+    flags: *mut i32,
+}
+
+impl SizeFlag {
+    /// Whether the flag holds the JVM's default: nobody (user, environment, ergonomics) set it.
+    pub fn is_default(&self) -> bool {
+        // SAFETY: `flags` is the flag's JVMFlag::Flags word, which the VM keeps for its whole life.
+        unsafe { self.flags.read_unaligned() & ORIGIN_MASK == ORIGIN_DEFAULT }
+    }
+
+    pub fn get(&self) -> usize {
+        // SAFETY: `value` is the flag's storage, a size_t the VM keeps for its whole life.
+        unsafe { self.value.read() }
+    }
+
+    /// Sets the flag, and its origin to "ergonomic", as HotSpot marks a default it chose itself, so that
+    /// `-XX:+PrintFlagsFinal`, `jcmd VM.flags` and the management beans show it was not left alone. Only
+    /// from Agent_OnLoad: the VM reads the flags the agent sets once it initialises its heap and metaspace,
+    /// after the agents have loaded, and no other thread runs yet.
+    pub fn set(&self, v: usize) {
+        // SAFETY: as in `get` and `is_default`; single-threaded at Agent_OnLoad.
+        unsafe {
+            self.value.write(v);
+            let f = self.flags.read_unaligned();
+            self.flags
+                .write_unaligned((f & !ORIGIN_MASK) | ORIGIN_ERGONOMIC);
+        }
+    }
+}
+
+/// `JVMFlag::Flags`' value origin (the low four bits): 0 is the default, every other value a setting
+/// (command line, environment, flags file, management, ergonomics...).
+const ORIGIN_MASK: i32 = 0xf;
+const ORIGIN_DEFAULT: i32 = 0;
+const ORIGIN_ERGONOMIC: i32 = 5;
+
+/// The `size_t` flag `name`, if this VM describes its flags. The caller knows the flag's type.
+pub fn size_flag(name: &str) -> Option<SizeFlag> {
+    let t = Tables::find()?;
+    let flags_array = t.static_address("JVMFlag", "flags")? as *const *const u8;
+    let count = t.static_address("JVMFlag", "numFlags")? as *const usize;
+    let name_at = t.field_offset("JVMFlag", "_name")?;
+    let addr_at = t.field_offset("JVMFlag", "_addr")?;
+    let flags_at = t.field_offset("JVMFlag", "_flags")?;
+    let stride = t.type_size("JVMFlag")?;
+    // SAFETY: the tables give the addresses of JVMFlag::flags and JVMFlag::numFlags, statics of libjvm.
+    let (first, count) = unsafe { (flags_array.read(), count.read()) };
+    if first.is_null() || count > 10_000 {
+        return None;
+    }
+    for i in 0..count {
+        // SAFETY: `first` is an array of `count` JVMFlag records, `stride` bytes apart; the offsets are
+        // the VM's own for their fields.
+        unsafe {
+            let flag = first.cast_mut().add(i * stride);
+            let flag_name = (flag.add(name_at) as *const *const c_char).read();
+            if flag_name.is_null() || CStr::from_ptr(flag_name).to_bytes() != name.as_bytes() {
+                continue;
+            }
+            let flags = flag.add(flags_at) as *mut i32;
+            let value = (flag.add(addr_at) as *const *mut usize).read();
+            return (!value.is_null()).then_some(SizeFlag { value, flags });
+        }
+    }
+    None
+}
+
+/// The two tables and the layout of their entries, as libjvm exports them.
+struct Tables {
+    structs: *const u8,
+    struct_stride: usize,
+    struct_type_name: usize,
+    struct_field_name: usize,
+    struct_is_static: usize,
+    struct_offset: usize,
+    struct_address: usize,
+    types: *const u8,
+    type_stride: usize,
+    type_name: usize,
+    type_size: usize,
+}
+
+/// Reads the exported variable `name` of libjvm, of type T.
+fn exported<T: Copy>(name: &CStr) -> Option<T> {
+    // SAFETY: dlsym with RTLD_DEFAULT and a NUL-terminated name only looks the symbol up.
+    let mut at = unsafe { libc::dlsym(libc::RTLD_DEFAULT, name.as_ptr()) };
+    if at.is_null() {
+        // A launcher that loaded libjvm RTLD_LOCAL: ask it by its soname, without loading anything.
+        // SAFETY: RTLD_NOLOAD only returns a handle to a library already loaded, or null.
+        let jvm =
+            unsafe { libc::dlopen(c"libjvm.so".as_ptr(), libc::RTLD_NOW | libc::RTLD_NOLOAD) };
+        if jvm.is_null() {
+            return None;
+        }
+        // SAFETY: as above, on that library's handle; the close only drops the reference the open took,
+        // and libjvm stays loaded by its launcher.
+        unsafe {
+            at = libc::dlsym(jvm, name.as_ptr());
+            libc::dlclose(jvm);
+        }
+    }
+    // SAFETY: the symbol is the variable of that name, exported with type T by every HotSpot.
+    (!at.is_null()).then(|| unsafe { (at as *const T).read() })
+}
+
+impl Tables {
+    fn find() -> Option<Tables> {
+        let offset = |name: &CStr| exported::<u64>(name).map(|v| v as usize);
+        Some(Tables {
+            structs: exported::<*const u8>(c"gHotSpotVMStructs").filter(|p| !p.is_null())?,
+            struct_stride: offset(c"gHotSpotVMStructEntryArrayStride")?,
+            struct_type_name: offset(c"gHotSpotVMStructEntryTypeNameOffset")?,
+            struct_field_name: offset(c"gHotSpotVMStructEntryFieldNameOffset")?,
+            struct_is_static: offset(c"gHotSpotVMStructEntryIsStaticOffset")?,
+            struct_offset: offset(c"gHotSpotVMStructEntryOffsetOffset")?,
+            struct_address: offset(c"gHotSpotVMStructEntryAddressOffset")?,
+            types: exported::<*const u8>(c"gHotSpotVMTypes").filter(|p| !p.is_null())?,
+            type_stride: offset(c"gHotSpotVMTypeEntryArrayStride")?,
+            type_name: offset(c"gHotSpotVMTypeEntryTypeNameOffset")?,
+            type_size: offset(c"gHotSpotVMTypeEntrySizeOffset")?,
+        })
+    }
+
+    /// The struct entry for `type_name::field`, as a pointer to the entry.
+    fn struct_entry(&self, type_name: &str, field: &str) -> Option<*const u8> {
+        // The table ends with an entry whose type name is null.
+        for i in 0.. {
+            // SAFETY: entries are `struct_stride` bytes apart up to the null-named one; the name offsets
+            // are the VM's.
+            unsafe {
+                let e = self.structs.add(i * self.struct_stride);
+                let t = (e.add(self.struct_type_name) as *const *const c_char).read();
+                if t.is_null() {
+                    return None;
+                }
+                let f = (e.add(self.struct_field_name) as *const *const c_char).read();
+                if !f.is_null()
+                    && CStr::from_ptr(t).to_bytes() == type_name.as_bytes()
+                    && CStr::from_ptr(f).to_bytes() == field.as_bytes()
+                {
+                    return Some(e);
+                }
+            }
+        }
+        None
+    }
+
+    fn static_address(&self, type_name: &str, field: &str) -> Option<*const c_void> {
+        let e = self.struct_entry(type_name, field)?;
+        // SAFETY: fields of an entry of the table, at the VM's offsets.
+        unsafe {
+            let is_static = (e.add(self.struct_is_static) as *const i32).read() != 0;
+            let address = (e.add(self.struct_address) as *const *const c_void).read();
+            (is_static && !address.is_null()).then_some(address)
+        }
+    }
+
+    fn field_offset(&self, type_name: &str, field: &str) -> Option<usize> {
+        let e = self.struct_entry(type_name, field)?;
+        // SAFETY: as in `static_address`.
+        unsafe {
+            let is_static = (e.add(self.struct_is_static) as *const i32).read() != 0;
+            let offset = (e.add(self.struct_offset) as *const u64).read();
+            (!is_static).then_some(offset as usize)
+        }
+    }
+
+    fn type_size(&self, type_name: &str) -> Option<usize> {
+        for i in 0.. {
+            // SAFETY: as in `struct_entry`, for the types table.
+            unsafe {
+                let e = self.types.add(i * self.type_stride);
+                let t = (e.add(self.type_name) as *const *const c_char).read();
+                if t.is_null() {
+                    return None;
+                }
+                if CStr::from_ptr(t).to_bytes() == type_name.as_bytes() {
+                    let size = (e.add(self.type_size) as *const u64).read() as usize;
+                    return (size > 0).then_some(size);
+                }
+            }
+        }
+        None
+    }
+}
