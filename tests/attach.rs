@@ -613,6 +613,41 @@ fn start_off_at_start_up_and_the_java_api() {
     }
 }
 
+/// A stop on a VM without a code sweeper (JDK 20+) unloads the code compiled with the probes, by two full
+/// GCs whose pauses the stop reports (switches.rs, `release_obsolete_code`); on JDK 17 the sweeper does it and
+/// no GC is asked for.
+#[test]
+fn a_stop_unloads_the_code_compiled_with_the_probes() {
+    for jdk in jdks() {
+        let (classes, _) = compile(&jdk);
+        let dir = scratch(&format!("attach-code-{}", jdk.key()));
+        let options = format!("rules={},start=off", rules(&dir).display());
+        let mut jvm = Jvm::start_with(&jdk, &classes, &dir, Some(&options));
+        let v = jvm.what.clone();
+        wait_for(|| ctl(jvm.pid, &["status"]).status.success().then_some(()));
+        jvm.ctl(&["start", "alloc"]);
+        // Enough calls of `step` for C1 and C2 to compile it, and the objects' constructors, with the probes.
+        jvm.ask("run 200000 2");
+        std::thread::sleep(std::time::Duration::from_millis(500));
+        let bytes = |jvm: &mut Jvm| -> u64 { jvm.ask("codecache")[0].trim().parse().unwrap() };
+        let before = bytes(&mut jvm);
+        let said = jvm.ctl(&["stop", "alloc"]);
+        let after = bytes(&mut jvm);
+        if jdk.feature() >= 20 {
+            assert!(
+                said.contains("unloaded by two full GCs in"),
+                "{v} the stop asked for no GC: {said}"
+            );
+            assert!(
+                after < before,
+                "{v} compiled code before the stop {before} bytes, after {after}"
+            );
+        } else {
+            assert!(!said.contains("full GC"), "{v} {said}");
+        }
+    }
+}
+
 /// `instr attach` signals only a process with a HotSpot VM in it: SIGQUIT would end most others.
 #[test]
 fn attach_refuses_a_process_that_is_not_a_jvm() {

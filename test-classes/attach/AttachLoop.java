@@ -186,6 +186,15 @@ public class AttachLoop {
                 case "capture":
                     capture();
                     break;
+                case "codecache": {
+                    // The bytes of compiled code the VM holds, every code heap together.
+                    long used = 0;
+                    for (java.lang.management.MemoryPoolMXBean p : java.lang.management.ManagementFactory.getMemoryPoolMXBeans()) {
+                        if (p.getName().startsWith("CodeHeap") || p.getName().equals("Code Cache")) used += p.getUsage().getUsed();
+                    }
+                    System.out.println(used);
+                    break;
+                }
                 case "control":
                     // instr.Control, the Java API of the control channel: its output, or the error it throws.
                     try {

@@ -385,6 +385,17 @@ impl Jvmti {
     pub fn set_heap_sampling_interval(&self, bytes: jint) -> JvmtiError {
         call!(self, 156, fn(jint), bytes)
     }
+    /// The JDK's feature release (17, 25...), from the JVMTI version, which carries it since JDK 9; 0 if
+    /// the VM will not say.
+    pub fn jdk_feature(&self) -> u32 {
+        let mut v: jint = 0;
+        let e = call!(self, 88, fn(*mut jint), &mut v);
+        if e == ERROR_NONE {
+            ((v as u32) >> 16) & 0x0fff
+        } else {
+            0
+        }
+    }
     pub fn force_garbage_collection(&self) -> JvmtiError {
         call!(self, 108, fn())
     }
