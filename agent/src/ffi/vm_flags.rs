@@ -137,26 +137,20 @@ impl Tables {
 
     /// The struct entry for `type_name::field`, as a pointer to the entry.
     fn struct_entry(&self, type_name: &str, field: &str) -> Option<*const u8> {
-        // The table ends with an entry whose type name is null.
-        for i in 0.. {
-            // SAFETY: entries are `struct_stride` bytes apart up to the null-named one; the name offsets
-            // are the VM's.
-            unsafe {
-                let e = self.structs.add(i * self.struct_stride);
-                let t = (e.add(self.struct_type_name) as *const *const c_char).read();
-                if t.is_null() {
-                    return None;
+        let field_at = self.struct_field_name;
+        find(
+            self.structs,
+            self.struct_stride,
+            self.struct_type_name,
+            type_name,
+            |e| {
+                // SAFETY: the field name pointer of an entry of the table, at the VM's offset.
+                unsafe {
+                    let f = (e.add(field_at) as *const *const c_char).read();
+                    !f.is_null() && CStr::from_ptr(f).to_bytes() == field.as_bytes()
                 }
-                let f = (e.add(self.struct_field_name) as *const *const c_char).read();
-                if !f.is_null()
-                    && CStr::from_ptr(t).to_bytes() == type_name.as_bytes()
-                    && CStr::from_ptr(f).to_bytes() == field.as_bytes()
-                {
-                    return Some(e);
-                }
-            }
-        }
-        None
+            },
+        )
     }
 
     fn static_address(&self, type_name: &str, field: &str) -> Option<*const c_void> {
@@ -180,20 +174,40 @@ impl Tables {
     }
 
     fn type_size(&self, type_name: &str) -> Option<usize> {
-        for i in 0.. {
-            // SAFETY: as in `struct_entry`, for the types table.
-            unsafe {
-                let e = self.types.add(i * self.type_stride);
-                let t = (e.add(self.type_name) as *const *const c_char).read();
-                if t.is_null() {
-                    return None;
-                }
-                if CStr::from_ptr(t).to_bytes() == type_name.as_bytes() {
-                    let size = (e.add(self.type_size) as *const u64).read() as usize;
-                    return (size > 0).then_some(size);
-                }
+        let e = find(
+            self.types,
+            self.type_stride,
+            self.type_name,
+            type_name,
+            |_| true,
+        )?;
+        // SAFETY: the size field of an entry of the types table, at the VM's offset.
+        let size = unsafe { (e.add(self.type_size) as *const u64).read() } as usize;
+        (size > 0).then_some(size)
+    }
+}
+
+/// The first entry of a VMStructs table (entries `stride` bytes apart, ending with one whose type name is
+/// null) named `type_name` that `also` accepts.
+fn find(
+    table: *const u8,
+    stride: usize,
+    type_name_at: usize,
+    type_name: &str,
+    also: impl Fn(*const u8) -> bool,
+) -> Option<*const u8> {
+    for i in 0.. {
+        // SAFETY: entries are `stride` bytes apart up to the null-named one; the offset is the VM's.
+        unsafe {
+            let e = table.add(i * stride);
+            let t = (e.add(type_name_at) as *const *const c_char).read();
+            if t.is_null() {
+                return None;
+            }
+            if CStr::from_ptr(t).to_bytes() == type_name.as_bytes() && also(e) {
+                return Some(e);
             }
         }
-        None
     }
+    None
 }
