@@ -190,7 +190,7 @@ pub struct Summary {
     /// Classes whose retransformation failed (each also reported once on stderr).
     pub failed: usize,
     pub millis: u128,
-    /// After a stop on a VM without a code sweeper: how long the GC took that unloaded the compiled code
+    /// After a stop on a VM without a code sweeper: how long the two GCs took that unloaded the compiled code
     /// the stop made obsolete ([`release_obsolete_code`]).
     pub code_released_ms: Option<u128>,
 }
