@@ -43,6 +43,7 @@ pub mod monitor_switch;
 pub mod monitors;
 pub mod natives;
 pub mod object_free;
+pub mod obsolete_code;
 pub mod options;
 pub mod own_allocation;
 pub mod report;

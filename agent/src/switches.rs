@@ -17,6 +17,7 @@ use instr_rules::Rules;
 
 use crate::ffi::Jni;
 use crate::jvmti::{event, ERROR_NONE};
+use crate::obsolete_code::{self, Released};
 use crate::state::{lock, Agent};
 use jni_sys::jclass;
 
@@ -190,9 +191,9 @@ pub struct Summary {
     /// Classes whose retransformation failed (each also reported once on stderr).
     pub failed: usize,
     pub millis: u128,
-    /// After a stop on a VM without a code sweeper: how long the two GCs took that unloaded the compiled code
-    /// the stop made obsolete ([`release_obsolete_code`]).
-    pub code_released_ms: Option<u128>,
+    /// After a stop on a VM without a code sweeper: the collections that unloaded the compiled code the stop
+    /// made obsolete (obsolete_code.rs).
+    pub code_released: Option<Released>,
 }
 
 impl std::fmt::Display for Summary {
@@ -202,10 +203,11 @@ impl std::fmt::Display for Summary {
             "{} classes retransformed in {} ms; not retransformable: {} hidden, {} unmodifiable; {} failed",
             self.retransformed, self.millis, self.hidden, self.unmodifiable, self.failed
         )?;
-        if let Some(ms) = self.code_released_ms {
+        if let Some(r) = self.code_released {
             write!(
                 f,
-                "; the code compiled with the probes unloaded by two full GCs in {ms} ms"
+                "; the code compiled with the probes unloaded by {} in {} ms",
+                r.by, r.millis
             )?;
         }
         Ok(())
@@ -281,38 +283,13 @@ pub fn switch(
     let only_changed = (!on).then(|| lock(&CHANGED).clone().unwrap_or_default());
     let mut summary = retransform(a, jni, &touched, only_changed.as_ref());
     if !on && summary.retransformed > 0 {
-        summary.code_released_ms = release_obsolete_code(a);
+        summary.code_released = obsolete_code::release(a, jni);
     }
     if selection(&a.rules).is_none() {
         set_class_hook(a, false)?;
         *lock(&CHANGED) = None;
     }
     Ok(summary)
-}
-
-/// JDK 20 removed HotSpot's code sweeper (JDK-8290300). Since then the compiled code a retransformation
-/// makes obsolete (every method compiled with the probes in it, after a stop) stays in the code cache
-/// until a GC unloads it, which G1 does only in a full collection or a concurrent cycle, and a program
-/// whose old generation does not fill may see neither for hours. Meanwhile the code compiled again without
-/// the probes goes in after it, so the program's hot code is spread over twice the address range it had:
-/// h2 on JDK 25 held 7,444 compiled methods in 18 MB after a start and stop against 3,126 in 8.8 MB in a
-/// JVM never started, and ran 6-12% slower to the end (bench/README.md, "the code a stop leaves"). JDK 17's
-/// sweeper frees it within seconds. So on JDK 20+ a stop ends with the one collection an agent can ask for,
-/// a full GC (JVMTI ForceGarbageCollection), twice: a collection unloads only compiled code that has not run
-/// since the marking cycle before it, and the obsolete code ran until the stop. The pauses are in the
-/// stop's summary. Returns how long they took, or None on a VM with a sweeper.
-pub fn release_obsolete_code(a: &Agent) -> Option<u128> {
-    if a.jvmti.jdk_feature() < 20 {
-        return None;
-    }
-    let started = Instant::now();
-    for _ in 0..2 {
-        if a.jvmti.force_garbage_collection() != ERROR_NONE {
-            eprintln!("instr: ForceGarbageCollection failed; the code compiled with the probes stays in the code cache until the VM's next full or concurrent GCs");
-            return None;
-        }
-    }
-    Some(started.elapsed().as_millis())
 }
 
 /// At VM_INIT with class-data sharing kept on (cds.rs), HeapProxy defined but not yet engaged: every probe

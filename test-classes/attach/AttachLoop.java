@@ -25,6 +25,9 @@ import java.util.concurrent.ConcurrentHashMap;
  *   contend N   N contended enters of one AttachLoop$Lock by the main thread, exactly
  *   busy MS     a new thread spins in Busy.spin for MS milliseconds
  *   spin MS     this (main) thread spins in Busy.spin for MS milliseconds
+ *   codecache   the bytes of compiled code in the code heaps
+ *   fullgcs     the full collections so far (G1's and Parallel's old-generation collectors)
+ *   flag NAME   the value of the -XX flag NAME
  */
 public class AttachLoop {
     static final class Item implements Cloneable {
@@ -193,6 +196,20 @@ public class AttachLoop {
                         if (p.getName().startsWith("CodeHeap") || p.getName().equals("Code Cache")) used += p.getUsage().getUsed();
                     }
                     System.out.println(used);
+                    break;
+                }
+                case "flag":
+                    // A -XX flag's value as the VM's management bean reads it.
+                    System.out.println(java.lang.management.ManagementFactory
+                            .getPlatformMXBean(com.sun.management.HotSpotDiagnosticMXBean.class).getVMOption(w[1]).getValue());
+                    break;
+                case "fullgcs": {
+                    // Full collections so far: G1's and Parallel's old-generation collectors count only those.
+                    long full = 0;
+                    for (java.lang.management.GarbageCollectorMXBean gc : java.lang.management.ManagementFactory.getGarbageCollectorMXBeans()) {
+                        if (gc.getName().endsWith("Old Generation") || gc.getName().equals("PS MarkSweep")) full += gc.getCollectionCount();
+                    }
+                    System.out.println(full);
                     break;
                 }
                 case "control":

@@ -27,6 +27,7 @@ pub mod jni_functions;
 pub mod jvmti;
 pub mod jvmti_ext;
 pub mod libc;
+pub mod libjvm;
 pub mod natives;
 pub mod retransform;
 pub mod signals;

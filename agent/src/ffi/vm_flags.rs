@@ -3,35 +3,37 @@
 //! field, its address. `JVMFlag::flags` is the array of every flag, each with its name, the address of its
 //! value and where the value came from.
 //!
-//! Only sizes are read or written: a flag is found by its name, its origin tells whether anyone set it, and
-//! the caller validates its value. When a table or entry
-//! is missing (another JVM, a stripped build) nothing is touched.
+//! A flag is found by its name, its origin tells whether anyone set it, and the caller knows its type and
+//! validates its value. When a table or entry is missing (another JVM, a stripped build) nothing is touched.
 
 use std::ffi::{c_char, c_void, CStr};
 
-/// A `size_t` flag.
-pub struct SizeFlag {
-    value: *mut usize,
+use super::libjvm::variable as exported;
+
+/// A flag whose value is a T: the caller knows the type a flag has.
+pub struct Flag<T> {
+    value: *mut T,
     flags: *mut i32,
 }
 
-impl SizeFlag {
+impl<T: Copy> Flag<T> {
     /// Whether the flag holds the JVM's default: nobody (user, environment, ergonomics) set it.
     pub fn is_default(&self) -> bool {
         // SAFETY: `flags` is the flag's JVMFlag::Flags word, which the VM keeps for its whole life.
         unsafe { self.flags.read_unaligned() & ORIGIN_MASK == ORIGIN_DEFAULT }
     }
 
-    pub fn get(&self) -> usize {
-        // SAFETY: `value` is the flag's storage, a size_t the VM keeps for its whole life.
-        unsafe { self.value.read() }
+    pub fn get(&self) -> T {
+        // SAFETY: `value` is the flag's storage, a T the VM keeps for its whole life; volatile, as the VM
+        // may write it (a manageable flag) while this thread reads it.
+        unsafe { self.value.read_volatile() }
     }
 
     /// Sets the flag, and its origin to "ergonomic", as HotSpot marks a default it chose itself, so that
     /// `-XX:+PrintFlagsFinal`, `jcmd VM.flags` and the management beans show it was not left alone. Only
     /// from Agent_OnLoad: the VM reads the flags the agent sets once it initialises its heap and metaspace,
     /// after the agents have loaded, and no other thread runs yet.
-    pub fn set(&self, v: usize) {
+    pub fn set(&self, v: T) {
         // SAFETY: as in `get` and `is_default`; single-threaded at Agent_OnLoad.
         unsafe {
             self.value.write(v);
@@ -39,6 +41,16 @@ impl SizeFlag {
             self.flags
                 .write_unaligned((f & !ORIGIN_MASK) | ORIGIN_ERGONOMIC);
         }
+    }
+
+    /// Sets the flag's value while the VM runs, leaving its origin alone, and returns the value it had:
+    /// for a flag the VM reads each time it acts on it, and that the caller puts back when done.
+    pub fn replace(&self, v: T) -> T {
+        let old = self.get();
+        // SAFETY: as in `get`. A flag read on each use is a plain load in the VM: the write is seen by the
+        // next use, and another thread's use meanwhile reads either value.
+        unsafe { self.value.write_volatile(v) };
+        old
     }
 }
 
@@ -48,8 +60,17 @@ const ORIGIN_MASK: i32 = 0xf;
 const ORIGIN_DEFAULT: i32 = 0;
 const ORIGIN_ERGONOMIC: i32 = 5;
 
-/// The `size_t` flag `name`, if this VM describes its flags. The caller knows the flag's type.
-pub fn size_flag(name: &str) -> Option<SizeFlag> {
+/// The `size_t` flag `name`, if this VM describes its flags.
+pub fn size_flag(name: &str) -> Option<Flag<usize>> {
+    flag(name)
+}
+
+/// The `bool` flag `name`, if this VM describes its flags.
+pub fn bool_flag(name: &str) -> Option<Flag<bool>> {
+    flag(name)
+}
+
+fn flag<T>(name: &str) -> Option<Flag<T>> {
     let t = Tables::find()?;
     let flags_array = t.static_address("JVMFlag", "flags")? as *const *const u8;
     let count = t.static_address("JVMFlag", "numFlags")? as *const usize;
@@ -72,8 +93,8 @@ pub fn size_flag(name: &str) -> Option<SizeFlag> {
                 continue;
             }
             let flags = flag.add(flags_at) as *mut i32;
-            let value = (flag.add(addr_at) as *const *mut usize).read();
-            return (!value.is_null()).then_some(SizeFlag { value, flags });
+            let value = (flag.add(addr_at) as *const *mut T).read();
+            return (!value.is_null()).then_some(Flag { value, flags });
         }
     }
     None
@@ -92,29 +113,6 @@ struct Tables {
     type_stride: usize,
     type_name: usize,
     type_size: usize,
-}
-
-/// Reads the exported variable `name` of libjvm, of type T.
-fn exported<T: Copy>(name: &CStr) -> Option<T> {
-    // SAFETY: dlsym with RTLD_DEFAULT and a NUL-terminated name only looks the symbol up.
-    let mut at = unsafe { libc::dlsym(libc::RTLD_DEFAULT, name.as_ptr()) };
-    if at.is_null() {
-        // A launcher that loaded libjvm RTLD_LOCAL: ask it by its soname, without loading anything.
-        // SAFETY: RTLD_NOLOAD only returns a handle to a library already loaded, or null.
-        let jvm =
-            unsafe { libc::dlopen(c"libjvm.so".as_ptr(), libc::RTLD_NOW | libc::RTLD_NOLOAD) };
-        if jvm.is_null() {
-            return None;
-        }
-        // SAFETY: as above, on that library's handle; the close only drops the reference the open took,
-        // and libjvm stays loaded by its launcher.
-        unsafe {
-            at = libc::dlsym(jvm, name.as_ptr());
-            libc::dlclose(jvm);
-        }
-    }
-    // SAFETY: the symbol is the variable of that name, exported with type T by every HotSpot.
-    (!at.is_null()).then(|| unsafe { (at as *const T).read() })
 }
 
 impl Tables {
