@@ -27,8 +27,9 @@ import java.util.stream.Stream;
  * agent's control entry (what instr.Control and `instr ctl PID` use). --clean deletes DIR before each time (an index the
  * program would otherwise open again). The program's output is kept the first time only, so that a
  * script checking it sees one run's. Each time is printed to stderr as "repeat: TIME WALL_MS PROCESS_CPU_MS
- * THREAD_CPU_MS [(then start)|(then stop)]": the process's CPU counts every thread (the JIT's and the GC's
- * too), the thread's only the work's own code, and neither counts time the machine gave to others.
+ * THREAD_CPU_MS up=UPTIME_MS [(then start)|(then stop)]": the process's CPU counts every thread (the JIT's and
+ * the GC's too), the thread's only the work's own code, and neither counts time the machine gave to others;
+ * the JVM's uptime at the end of the time places it among the JVM's own logs (-Xlog:...:uptime).
  */
 public final class Repeat {
     public static void main(String[] a) throws Throwable {
@@ -64,7 +65,8 @@ public final class Repeat {
                 for (String p : probes) control("stop " + p);
                 when = " (then stop)";
             }
-            System.err.println("repeat: " + i + " " + ms + " " + cpuMs + " " + threadMs + when);
+            System.err.println("repeat: " + i + " " + ms + " " + cpuMs + " " + threadMs + " up="
+                    + ManagementFactory.getRuntimeMXBean().getUptime() + when);
             if (i == 1) System.setOut(new PrintStream(OutputStream.nullOutputStream()));
         }
         System.setOut(out);
