@@ -20,7 +20,7 @@ pub const MAX_LINE: usize = 4096;
 
 #[derive(Args, Debug)]
 #[command(
-    after_help = "Commands: status; start alloc|methods [RULES]; start live|monitors; start cpu [INTERVAL]; \
+    after_help = "Commands: status; start alloc|methods [RULES | include=PATTERN,...]; start live|monitors; start cpu [INTERVAL]; \
     stop alloc|methods|live|monitors|cpu; dump [FORMAT] FILE (json, txt, collapsed, html, pprof, cpu, wall); \
     reset; threads; deadlocks; help. See docs/ATTACH.md."
 )]

@@ -578,6 +578,33 @@ fn start_off_at_start_up_and_the_java_api() {
             work(&before).1,
             "{v} step probed under the other rules"
         );
+        // Classes named on the command line, no rules file on the target machine: only those are
+        // retransformed, and their objects are counted exactly.
+        jvm.ctl(&["stop", "alloc"]);
+        let said = jvm.ctl(&["start", "alloc", "include=AttachLoop*,java.lang.Runnable"]);
+        let retransformed: usize = said
+            .split("alloc on: ")
+            .nth(1)
+            .and_then(|rest| rest.split(' ').next())
+            .and_then(|n| n.parse().ok())
+            .unwrap_or(usize::MAX);
+        // AttachLoop's own classes and java.lang.Object (for Object.<init>), not the JDK's hundreds; and
+        // not Runnable, which has no allocation for the probes to change.
+        assert!(retransformed <= 10, "{v} {said}");
+        assert!(
+            said.contains("without an allocation left as they were"),
+            "{v} {said}"
+        );
+        let before = jvm.report(&dir.join("include0.json"));
+        jvm.ask("run 40");
+        let after = jvm.report(&dir.join("include1.json"));
+        assert_eq!(work(&after).0 - work(&before).0, 40, "{v} {said}");
+        let out = ctl(jvm.pid, &["start", "methods", "include=\"x"]);
+        assert!(
+            text(&out.stderr).contains("no quotes"),
+            "{v} {}",
+            text(&out.stderr)
+        );
         let out = ctl(jvm.pid, &["start", "alloc", "depth=3"]);
         assert!(
             text(&out.stderr).contains("fixed when the agent loads"),

@@ -5,6 +5,8 @@
 
 use std::path::Path;
 
+use instr_rules::Rules;
+
 use crate::ffi::Jni;
 use crate::state::{agent, lock, Agent};
 use crate::switches::{self, Probe};
@@ -14,7 +16,8 @@ commands:
   status                      the agent, the probes and what they count
   start alloc|methods [RULES] add the probe to the code (retransforms the classes it selects); RULES, an
                               absolute path (or rules=PATH), selects its classes, methods and sites instead
-                              of the rules the agent loaded with
+                              of the rules the agent loaded with; include=PATTERN,... selects only the
+                              classes the patterns name (include=com.example.**: the JDK's left alone)
   stop alloc|methods          take it out again: the classes are their original bytes
   start live                  live objects in the reports from now on, exactly, those already alive under
                               (before profiling): a heap walk now and at each report, nothing per allocation
@@ -94,7 +97,7 @@ fn switch(a: &Agent, jni: Jni, name: &str, settings: &[&str], on: bool) -> Resul
     let p = probe(name)?;
     let chosen = match settings {
         [] => None,
-        [one] => Some(chosen_rules(one)?),
+        [one] => Some(chosen_rules(&a.rules, p, one)?),
         _ => return Err(format!("start {name}: one rules file at most")),
     };
     let already = switches::is_on(p) == on && chosen.is_none();
@@ -107,23 +110,68 @@ fn switch(a: &Agent, jni: Jni, name: &str, settings: &[&str], on: bool) -> Resul
     })
 }
 
-/// `RULES.yaml` or `rules=RULES.yaml` (an absolute path): rules of the probe's own. Other settings are
-/// fixed when the agent loads.
-fn chosen_rules(setting: &str) -> Result<instr_rules::Rules, String> {
+/// `RULES.yaml` or `rules=RULES.yaml` (an absolute path): rules of the probe's own; or
+/// `include=PATTERN,...`: the probe as loaded, on the classes the patterns name only. Other settings
+/// are fixed when the agent loads.
+fn chosen_rules(loaded: &Rules, probe: Probe, setting: &str) -> Result<Rules, String> {
     let path = match setting.split_once('=') {
         None => setting,
         Some(("rules", path)) => path,
+        Some(("include", patterns)) => return included(loaded, probe, patterns),
         Some(_) => {
             return Err(format!(
-                "{setting}: only the rules file can change at start; depth, live, calls and the rest are \
-                 fixed when the agent loads (give them to `instr attach`)"
+                "{setting}: only the rules (rules=FILE or include=PATTERN,...) can change at start; depth, \
+                 live, calls and the rest are fixed when the agent loads (give them to `instr attach`)"
             ))
         }
     };
     if !Path::new(path).is_absolute() {
         return Err(format!("{path}: give an absolute path"));
     }
-    instr_rules::Rules::from_file(Path::new(path)).map_err(|e| e.to_string())
+    Rules::from_file(Path::new(path)).map_err(|e| e.to_string())
+}
+
+/// `start PROBE include=org.example.**,Main`: the loaded rules' probe, selecting only those classes (or
+/// methods), with no rules file to write on the target machine. A start that leaves the JDK's own
+/// classes alone leaves the program as fast after its stop as before it (docs/ATTACH.md).
+fn included(loaded: &Rules, probe: Probe, patterns: &str) -> Result<Rules, String> {
+    let list: Vec<&str> = patterns.split(',').filter(|p| !p.is_empty()).collect();
+    if list.is_empty() {
+        return Err("include=: name at least one class pattern (include=org.example.**)".into());
+    }
+    if let Some(bad) = list.iter().find(|p| p.contains(['"', '\\'])) {
+        return Err(format!(
+            "include={bad}: a pattern has no quotes or backslashes"
+        ));
+    }
+    let quoted: Vec<String> = list.iter().map(|p| format!("\"{p}\"")).collect();
+    let text = match probe {
+        Probe::Alloc => {
+            let probes: Vec<&str> = [("objects", loaded.objects()), ("arrays", loaded.arrays())]
+                .into_iter()
+                .filter_map(|(name, on)| on.then_some(name))
+                .collect();
+            format!(
+                "probes: [{}]\nallocations:\n  include: [{}]\n",
+                probes.join(", "),
+                quoted.join(", ")
+            )
+        }
+        Probe::Methods => format!(
+            "probes: [methods]\nmethods:\n  include: [{}]\n",
+            quoted.join(", ")
+        ),
+    };
+    let mut rules = Rules::parse(&text, "start include=").map_err(|e| e.to_string())?;
+    if probe == Probe::Alloc {
+        rules.set_depth(loaded.depth()).map_err(|e| e.to_string())?;
+        if loaded.live_bytes() > 0 {
+            rules.set_live_bytes(loaded.live_bytes());
+        } else {
+            rules.set_live(loaded.live());
+        }
+    }
+    Ok(rules)
 }
 
 fn status(a: &Agent) -> String {
@@ -231,5 +279,30 @@ mod tests {
         assert_eq!(probe("methods"), Ok(Probe::Methods));
         assert!(probe("cpu").unwrap_err().contains("cpu"));
         assert!(probe("heap").unwrap_err().contains("unknown probe 'heap'"));
+    }
+
+    #[test]
+    fn include_selects_the_named_classes_with_the_loaded_settings() {
+        let mut loaded = Rules::parse(
+            "probes: [objects, arrays]\nallocations:\n  include: [\"**\"]\n  depth: 2\n",
+            "test",
+        )
+        .unwrap();
+        loaded.set_live(100);
+        let r = chosen_rules(&loaded, Probe::Alloc, "include=org.example.**,Main").unwrap();
+        assert!(r.objects() && r.arrays() && !r.methods());
+        assert_eq!((r.depth(), r.live()), (2, 100));
+        assert!(r.allocation_site_selected(b"org/example/a/B", b"m", b"()V"));
+        assert!(r.allocation_site_selected(b"Main", b"main", b"([Ljava/lang/String;)V"));
+        assert!(!r.allocation_site_selected(b"java/util/HashMap", b"resize", b"()V"));
+
+        let m = chosen_rules(&loaded, Probe::Methods, "include=org.example.**").unwrap();
+        assert!(m.methods() && !m.objects());
+        assert!(m.method_selected(b"org/example/A", b"run", b"()V", 0));
+        assert!(!m.method_selected(b"java/lang/String", b"length", b"()I", 0));
+
+        for bad in ["include=", "include=,", "include=\"a", "depth=3"] {
+            assert!(chosen_rules(&loaded, Probe::Alloc, bad).is_err(), "{bad}");
+        }
     }
 }

@@ -223,6 +223,11 @@ pub fn load_in(vm: JavaVm, options: &str, phase: Phase) -> Result<switches::RunT
     // rules out switching, does without it.
     let switchable = !early || run_time.control;
     let caps = match (rewriting, potential.has(capability::RETRANSFORM_CLASSES)) {
+        // GetBytecodes lets a start leave alone the classes the probes would not change (switches.rs);
+        // without it every selected class is retransformed.
+        (true, true) if switchable && potential.has(capability::GET_BYTECODES) => caps
+            .with(capability::RETRANSFORM_CLASSES)
+            .with(capability::GET_BYTECODES),
         (true, true) if switchable => caps.with(capability::RETRANSFORM_CLASSES),
         (true, false) if !early => {
             return Err("this VM cannot retransform classes (can_retransform_classes)".into())

@@ -15,6 +15,7 @@ use std::time::Instant;
 use instr_rewriter::probes::Selection;
 use instr_rules::Rules;
 
+use crate::ffi::retransform::ERROR_NATIVE_METHOD;
 use crate::ffi::Jni;
 use crate::jvmti::{event, ERROR_NONE};
 use crate::obsolete_code::{self, Released};
@@ -190,6 +191,10 @@ pub struct Summary {
     pub unmodifiable: usize,
     /// Classes whose retransformation failed (each also reported once on stderr).
     pub failed: usize,
+    /// Selected classes a start of the allocation probes left alone: no method of theirs allocates, so
+    /// the probes would not change them, and a retransformation would only take their compiled code and
+    /// profiles away.
+    pub without_allocations: usize,
     pub millis: u128,
     /// After a stop on a VM without a code sweeper: the collections that unloaded the compiled code the stop
     /// made obsolete (obsolete_code.rs).
@@ -203,6 +208,13 @@ impl std::fmt::Display for Summary {
             "{} classes retransformed in {} ms; not retransformable: {} hidden, {} unmodifiable; {} failed",
             self.retransformed, self.millis, self.hidden, self.unmodifiable, self.failed
         )?;
+        if self.without_allocations > 0 {
+            write!(
+                f,
+                "; {} without an allocation left as they were",
+                self.without_allocations
+            )?;
+        }
         if let Some(r) = self.code_released {
             write!(
                 f,
@@ -357,6 +369,8 @@ pub fn retransform(
     let started = Instant::now();
     let mut summary = Summary::default();
     let classes = a.jvmti.loaded_classes();
+    // A start of the allocation probes alone: only the classes they would change. The stop has `only`.
+    let allocating_only = only.is_none() && !touched.methods;
     let mut selected: Vec<jclass> = Vec::new();
     for &class in &classes {
         let name = a
@@ -368,14 +382,21 @@ pub fn retransform(
                 if crate::hook::wanted(touched, name.as_bytes())
                     && only.is_none_or(|o| o.contains(name.as_bytes())) =>
             {
-                if a.jvmti.is_modifiable_class(class) {
-                    selected.push(class);
-                } else if name.contains('.') {
-                    // A hidden class's name ends in `.0x...`: no class file names it, nothing can
-                    // retransform it.
-                    summary.hidden += 1;
+                if !a.jvmti.is_modifiable_class(class) {
+                    if name.contains('.') {
+                        // A hidden class's name ends in `.0x...`: no class file names it, nothing can
+                        // retransform it.
+                        summary.hidden += 1;
+                    } else {
+                        summary.unmodifiable += 1;
+                    }
+                } else if allocating_only
+                    && name != "java/lang/Object"
+                    && !has_sites(a, class, touched.alloc_rules)
+                {
+                    summary.without_allocations += 1;
                 } else {
-                    summary.unmodifiable += 1;
+                    selected.push(class);
                 }
             }
             _ => {}
@@ -403,6 +424,20 @@ pub fn retransform(
     }
     summary.millis = started.elapsed().as_millis();
     summary
+}
+
+/// Whether a method of `class` has an allocation site of a kind `rules` probes (`new` for object sites,
+/// the array instructions for arrays), read with GetBytecodes. True when JVMTI cannot say (a class not yet
+/// prepared, no can_get_bytecodes): such a class is retransformed, and the class hook decides.
+fn has_sites(a: &Agent, class: jclass, rules: &Rules) -> bool {
+    let Some(methods) = a.jvmti.class_methods(class) else {
+        return true;
+    };
+    let (objects, arrays) = (rules.object_sites(), rules.arrays());
+    methods.into_iter().any(|m| match a.jvmti.bytecodes(m) {
+        Ok(code) => instr_rewriter::bytecode::instructions::allocates(&code, objects, arrays),
+        Err(e) => e != ERROR_NATIVE_METHOD,
+    })
 }
 
 /// `java/lang/String` for `Ljava/lang/String;`; None for arrays and primitive types.

@@ -47,6 +47,7 @@ pub mod event {
 /// Capability bits, in the order of `jvmtiCapabilities` (bit 0 of the first word first).
 pub mod capability {
     pub const TAG_OBJECTS: u32 = 0;
+    pub const GET_BYTECODES: u32 = 3;
     pub const GET_OWNED_MONITOR_INFO: u32 = 5;
     pub const GET_CURRENT_CONTENDED_MONITOR: u32 = 6;
     pub const GET_MONITOR_INFO: u32 = 7;
@@ -70,6 +71,7 @@ pub mod capability {
     pub fn name(bit: u32) -> &'static str {
         match bit {
             TAG_OBJECTS => "can_tag_objects",
+            GET_BYTECODES => "can_get_bytecodes",
             GET_OWNED_MONITOR_INFO => "can_get_owned_monitor_info",
             GET_CURRENT_CONTENDED_MONITOR => "can_get_current_contended_monitor",
             GET_MONITOR_INFO => "can_get_monitor_info",

@@ -1,9 +1,14 @@
 //! The JVMTI calls that add and remove probes at run time (switches.rs): which loaded classes may be
 //! retransformed, and RetransformClasses itself. Slot numbers are jvmti.h's.
 
-use jni_sys::{jboolean, jclass, jint};
+use std::ptr;
+
+use jni_sys::{jboolean, jclass, jint, jmethodID};
 
 use super::jvmti::{call, Env, Jvmti, JvmtiError, ERROR_NONE};
+
+/// GetBytecodes' answer for a native method, which has none.
+pub const ERROR_NATIVE_METHOD: JvmtiError = 51;
 
 impl Jvmti {
     /// IsModifiableClass: false for primitive and array classes, hidden classes and whatever else this VM
@@ -27,5 +32,30 @@ impl Jvmti {
             classes.len() as jint,
             classes.as_ptr()
         )
+    }
+
+    /// GetBytecodes (can_get_bytecodes): a method's code as in its class file; an abstract method has none,
+    /// a native one answers ERROR_NATIVE_METHOD.
+    pub fn bytecodes(&self, method: jmethodID) -> Result<Vec<u8>, JvmtiError> {
+        let mut len: jint = 0;
+        let mut code: *mut u8 = ptr::null_mut();
+        let e = call!(
+            self,
+            75,
+            fn(jmethodID, *mut jint, *mut *mut u8),
+            method,
+            &mut len,
+            &mut code
+        );
+        if e != ERROR_NONE {
+            return Err(e);
+        }
+        if code.is_null() {
+            return Ok(Vec::new());
+        }
+        // SAFETY: JVMTI gave `len` bytes at `code`, which are ours to free.
+        let bytes = unsafe { std::slice::from_raw_parts(code, len.max(0) as usize) }.to_vec();
+        self.deallocate(code);
+        Ok(bytes)
     }
 }

@@ -304,9 +304,52 @@ pub fn local_index(code: &[u8], insn: Instruction) -> Option<u16> {
     }
 }
 
+/// Whether `code` has an allocation site of the kinds asked for: `new` (objects), `newarray`, `anewarray`
+/// or `multianewarray` (arrays). The allocation probes change no method without one, so a run-time start
+/// need not retransform a class none of whose methods has one (and take its compiled code and profiles
+/// away). Code that does not decode counts as allocating.
+pub fn allocates(code: &[u8], objects: bool, arrays: bool) -> bool {
+    Instructions::new(code, 0).any(|insn| {
+        insn.map_or(true, |i| match i.opcode {
+            op::NEW => objects,
+            op::NEWARRAY | op::ANEWARRAY | op::MULTIANEWARRAY => arrays,
+            _ => false,
+        })
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn allocates_finds_the_sites_asked_for() {
+        let array = [op::ICONST_1, op::NEWARRAY, 10, op::POP, op::RETURN];
+        assert!(allocates(&array, false, true));
+        assert!(!allocates(&array, true, false));
+        let object = [op::NEW, 0, 1, op::RETURN];
+        assert!(allocates(&object, true, false));
+        assert!(!allocates(&object, false, true));
+        assert!(allocates(
+            &[op::ICONST_1, op::ANEWARRAY, 0, 3, op::RETURN],
+            false,
+            true
+        ));
+        assert!(!allocates(
+            &[op::ALOAD_0, op::GETFIELD, 0, 2, op::IRETURN],
+            true,
+            true
+        ));
+        // 0xbb (new) as an operand (sipush 0xbb00) is not an instruction
+        assert!(!allocates(
+            &[op::SIPUSH, op::NEW, 0, op::IRETURN],
+            true,
+            true
+        ));
+        assert!(!allocates(&[], true, true));
+        // a truncated instruction: allocating, to be safe
+        assert!(allocates(&[op::SIPUSH], false, false));
+    }
 
     #[test]
     fn switch_padding_realigns_to_four() {
