@@ -191,8 +191,8 @@ pub struct Summary {
     pub unmodifiable: usize,
     /// Classes whose retransformation failed (each also reported once on stderr).
     pub failed: usize,
-    /// Selected classes a start of the allocation probes left alone: no method of theirs allocates, so
-    /// the probes would not change them, and a retransformation would only take their compiled code and
+    /// Selected classes a start of the allocation probes left alone: no method of theirs has a site of a
+    /// kind the probes change (has_sites), and a retransformation would only take their compiled code and
     /// profiles away.
     pub without_allocations: usize,
     pub millis: u128,
