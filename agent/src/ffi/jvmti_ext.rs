@@ -243,7 +243,7 @@ impl Jvmti {
         (e == ERROR_NONE).then_some(nanos)
     }
 
-    fn take_array<T: Copy>(&self, e: JvmtiError, array: *mut T, count: jint) -> Vec<T> {
+    pub(super) fn take_array<T: Copy>(&self, e: JvmtiError, array: *mut T, count: jint) -> Vec<T> {
         if e != ERROR_NONE || array.is_null() {
             return Vec::new();
         }

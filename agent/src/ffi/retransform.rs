@@ -50,12 +50,6 @@ impl Jvmti {
         if e != ERROR_NONE {
             return Err(e);
         }
-        if code.is_null() {
-            return Ok(Vec::new());
-        }
-        // SAFETY: JVMTI gave `len` bytes at `code`, which are ours to free.
-        let bytes = unsafe { std::slice::from_raw_parts(code, len.max(0) as usize) }.to_vec();
-        self.deallocate(code);
-        Ok(bytes)
+        Ok(self.take_array(e, code, len))
     }
 }
