@@ -1,4 +1,4 @@
-//! Compiles java/HeapProxy/java/lang/*.java (HeapProxy, HeapProxyAllocs, HeapProxyCalls) with javac so
+//! Compiles java/HeapProxy/java/lang/*.java (HeapProxy, HeapProxyAllocs, HeapProxyCalls, HeapProxyLambdas) with javac so
 //! that libinstr.so can embed the class bytes: one file ships, nothing else needs to be on a path.
 
 use std::path::{Path, PathBuf};
@@ -11,6 +11,7 @@ fn main() {
         "HeapProxy.java",
         "HeapProxyAllocs.java",
         "HeapProxyCalls.java",
+        "HeapProxyLambdas.java",
     ]
     .iter()
     .map(|f| root.join("java/lang").join(f))

@@ -16,11 +16,18 @@ use instr_rewriter::{rewrite, Options};
 /// ClassFileLoadHook: the rewritten class, or None to load it as it is.
 pub fn class_file_load_hook(jni: Option<Jni>, name: &[u8], bytes: &[u8]) -> Option<Vec<u8>> {
     let a = agent()?;
-    let selection = crate::switches::selection(&a.rules)?;
+    // The lambda factory keeps its patch whether or not a probe is on (lambda_classes.rs).
+    let patched = crate::lambda_classes::patch(name, bytes);
+    let Some(selection) = crate::switches::selection(&a.rules) else {
+        return patched;
+    };
     if !wanted(&selection, name) {
-        return None;
+        return patched;
     }
-    let rewritten = instrument(a, &selection, name, bytes);
+    let rewritten = match &patched {
+        Some(p) => instrument(a, &selection, name, p).or(patched),
+        None => instrument(a, &selection, name, bytes),
+    };
     // Before any method of the class can run, every thread's call row must hold the ids it was given.
     if let (Some(jni), Some(_)) = (jni, &rewritten) {
         crate::calls::cover_method_ids(a, jni);

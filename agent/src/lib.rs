@@ -7,7 +7,7 @@
 //!   select the JDK's start-up classes), the early class hook, so that `java.lang.Object` itself is
 //!   rewritten as it loads.
 //! * `early=on`: early VM_START, before any bytecode runs: define `java.lang.HeapProxy` (and its halves
-//!   `HeapProxyAllocs` and `HeapProxyCalls`) in java.base from the bytes embedded at build time.
+//!   `HeapProxyAllocs`, `HeapProxyCalls` and `HeapProxyLambdas`) in java.base from the bytes embedded at build time.
 //! * ClassFileLoadHook (`hook.rs`): the rewriter, with the Early flavour until the agent is engaged.
 //! * VM_INIT: by default HeapProxy defined and the loaded classes the rules select retransformed (cds.rs);
 //!   then `HeapProxy.engage(...)`; classes loaded from then on call the native flavour.
@@ -34,6 +34,7 @@ pub mod heap_dump;
 pub mod heap_sampling;
 pub mod hook;
 pub mod hprof;
+pub mod lambda_classes;
 pub mod live;
 pub mod live_switch;
 pub mod metaspace;
@@ -96,6 +97,12 @@ static HEAP_PROXY_ALLOCS_CLASS: &[u8] = include_bytes!(concat!(
 static HEAP_PROXY_CALLS_CLASS: &[u8] = include_bytes!(concat!(
     env!("OUT_DIR"),
     "/heap-proxy/java/lang/HeapProxyCalls.class"
+));
+
+/// java/HeapProxy/java/lang/HeapProxyLambdas.java, compiled by build.rs.
+static HEAP_PROXY_LAMBDAS_CLASS: &[u8] = include_bytes!(concat!(
+    env!("OUT_DIR"),
+    "/heap-proxy/java/lang/HeapProxyLambdas.class"
 ));
 
 pub(crate) const CLASS_SLOTS: jint = 1 << 16;
@@ -246,6 +253,7 @@ pub fn load_in(vm: JavaVm, options: &str, phase: Phase) -> Result<switches::RunT
         metaspace::make_room();
     }
     control::configure(run_time.control);
+    lambda_classes::configure(run_time.keep_lambdas);
     install(Agent {
         jvmti,
         java_vm: vm,
@@ -387,6 +395,13 @@ fn vm_start(jni: Jni) {
         match jni.define_boot_class("java/lang/HeapProxyCalls", HEAP_PROXY_CALLS_CLASS) {
             Some(c) => *lock(&a.calls_proxy) = Some(GlobalRef(jni.new_global(c))),
             None => eprintln!("instr: cannot define java.lang.HeapProxyCalls; no call counts"),
+        }
+        // Without it a run-time start gives lambdas new classes, as before (lambda_classes.rs).
+        if jni
+            .define_boot_class("java/lang/HeapProxyLambdas", HEAP_PROXY_LAMBDAS_CLASS)
+            .is_none()
+        {
+            eprintln!("instr: cannot define java.lang.HeapProxyLambdas; lambdas get new classes at each start and stop");
         }
     }
 }

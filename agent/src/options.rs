@@ -54,6 +54,9 @@ OPTIONS is either a rules file (rules/*.yaml) or comma-separated key=value pairs
   start=WHEN    on (default): the rules' probes count from the start; off: loaded with every probe
                 off and no class rewritten, until `instr ctl PID start PROBE` (docs/ATTACH.md)
   control=on    the control socket `instr ctl` talks to (default on; off: none)
+  keep-lambdas=on  at the first run-time start, patch the JDK's lambda factory so that a lambda keeps
+                its class when a start or stop redefines the class that made it (default on; off: each
+                start and stop gives such lambdas new classes, which the JIT's profiles then mix)
   early=WHEN    off: the JVM keeps class-data sharing and the probes go in at VM_INIT, by one
                 retransformation of the classes loaded by then; on: the early class hook rewrites every
                 class as it loads, from java.lang.Object on, and the JVM starts without class-data
@@ -200,7 +203,7 @@ fn parse_options(options: &str) -> Result<Parsed, String> {
                 }
             }
             "heapdump" => heap_dump = crate::heap_dump::Mode::parse(value)?,
-            k @ ("start" | "control" | "early") => run_time.set(k, value)?,
+            k @ ("start" | "control" | "early" | "keep-lambdas") => run_time.set(k, value)?,
             k @ ("cpu" | "wall" | "engine" | "debug-non-safepoints") => sampling.push((k, value)),
             "sample-threads" => {
                 sample_threads = match value {
@@ -216,7 +219,7 @@ fn parse_options(options: &str) -> Result<Parsed, String> {
             "help" => return Ok(Parsed::Help),
             other => {
                 return Err(format!(
-                    "unknown option '{other}' (known: rules, file, depth, live, stacks, cutoff, calls, leaves, clock, threads, monitors, deadlocks, trace, trace-allocs, trace-ring, cpu, wall, engine, debug-non-safepoints, sample-threads, heapdump, start, control, early, help)"
+                    "unknown option '{other}' (known: rules, file, depth, live, stacks, cutoff, calls, leaves, clock, threads, monitors, deadlocks, trace, trace-allocs, trace-ring, cpu, wall, engine, debug-non-safepoints, sample-threads, heapdump, start, control, early, keep-lambdas, help)"
                 ))
             }
         }

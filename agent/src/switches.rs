@@ -33,6 +33,9 @@ pub struct RunTime {
     /// which turns class-data sharing off; `off`: the probes go on at VM_INIT (cds.rs); None (`auto`,
     /// the default): whichever costs less for the rules (`cds::early_pays`).
     pub early: Option<bool>,
+    /// `keep-lambdas=on` (the default): a run-time start patches the JDK's lambda factory so that a lambda
+    /// keeps its class through the redefinitions of starts and stops (lambda_classes.rs).
+    pub keep_lambdas: bool,
 }
 
 impl Default for RunTime {
@@ -41,6 +44,7 @@ impl Default for RunTime {
             start: true,
             control: true,
             early: None,
+            keep_lambdas: true,
         }
     }
 }
@@ -59,6 +63,7 @@ impl RunTime {
         match key {
             "start" => self.start = on,
             "early" => self.early = Some(on),
+            "keep-lambdas" => self.keep_lambdas = on,
             _ => self.control = on,
         }
         Ok(())
@@ -279,6 +284,10 @@ pub fn switch(
     };
     if on {
         set_class_hook(a, true)?;
+    }
+    // Before the first redefinition, a stop's as much as a start's (the hook is on either way here).
+    if let Some(problem) = crate::lambda_classes::keep(a, jni) {
+        eprintln!("instr: {problem}");
     }
     probe.flag().store(on, Ordering::Release);
     if probe == Probe::Alloc {

@@ -8,6 +8,7 @@ pub mod heap_proxy;
 pub mod ids;
 pub mod initialized_code;
 pub mod instrument;
+pub mod lambda_classes;
 pub mod method_calls;
 pub mod nop;
 pub mod object_alloc;
