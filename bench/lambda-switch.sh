@@ -16,6 +16,10 @@ LIB=${INSTR_LIB:-$ROOT/target/release/libinstr.so}
 OUT=${WL_TMP:-/tmp/instr-lambda-switch}; mkdir -p "$OUT/classes"
 "$JAVA_HOME/bin/javac" -nowarn -d "$OUT/classes" bench/java/Repeat.java bench/java/LambdaLoop.java
 printf 'probes: [objects, arrays]\nallocations:\n  include: ["LambdaLoop*"]\n' > "$OUT/rules.yaml"
+times() {  # times LOG FIRST LAST -> the median thread-CPU ms of those times
+  awk -v f="$2" -v l="$3" '$1 == "repeat:" && $2 ~ /^[0-9]+$/ && $2 >= f && $2 <= l { print $5 }' "$1" |
+    sort -g | awk '{ v[NR] = $1 } END { print (v[int((NR + 1) / 2)] + v[int(NR / 2) + 1]) / 2 }'
+}
 echo "# $(date -u +%F) $(git rev-parse --short HEAD), $("$JAVA_HOME/bin/java" -version 2>&1 | head -1); load: $(cut -d' ' -f1-3 /proc/loadavg)"
 for i in $(seq 1 "$N"); do
   for mode in none on off; do
@@ -24,9 +28,7 @@ for i in $(seq 1 "$N"); do
     "$JAVA_HOME/bin/java" -Xms1g -Xmx1g \
       "-agentpath:$LIB=rules=$OUT/rules.yaml,file=$OUT/r,start=off,keep-lambdas=$keep" \
       -cp "$OUT/classes" Repeat 70 "$switch" LambdaLoop 2> "$OUT/$mode-$i.log" > /dev/null
-    awk -v m="$mode" -v i="$i" '$1 == "repeat:" && $2 ~ /^[0-9]+$/ { t[$2] = $5 }
-      function med(a, b,   n, k, v) { n = 0; for (k = a; k <= b; k++) v[++n] = t[k]; asort(v)
-        return (v[int((n + 1) / 2)] + v[int(n / 2) + 1]) / 2 }
-      END { b = med(11, 20); a = med(51, 70); printf "%-5s run %d  before %4.0f ms  after %4.0f ms  after/before %.3f\n", m, i, b, a, a / b }' "$OUT/$mode-$i.log"
+    b=$(times "$OUT/$mode-$i.log" 11 20); a=$(times "$OUT/$mode-$i.log" 51 70)
+    awk -v m="$mode" -v i="$i" -v b="$b" -v a="$a" 'BEGIN { printf "%-5s run %d  before %4.0f ms  after %4.0f ms  after/before %.3f\n", m, i, b, a, a / b }'
   done
 done
