@@ -467,17 +467,19 @@ mod tests {
         assert_eq!(internal_name("[I"), None);
         assert_eq!(internal_name("I"), None);
         let mut r = RunTime::default();
-        assert!(r.start && r.control);
+        assert!(r.start && r.control && r.keep_lambdas);
         assert_eq!(r.early, None, "auto unless chosen");
         r.set("start", "off").unwrap();
         r.set("control", "off").unwrap();
         r.set("early", "on").unwrap();
+        r.set("keep-lambdas", "off").unwrap();
         assert_eq!(
             r,
             RunTime {
                 start: false,
                 control: false,
                 early: Some(true),
+                keep_lambdas: false,
             }
         );
         assert!(r.set("start", "later").unwrap_err().contains("start=later"));
