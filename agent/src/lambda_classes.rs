@@ -1,5 +1,5 @@
-//! Lambda classes kept across the redefinitions of a run-time start and stop: at the first start of a
-//! probe, the JDK's lambda factory is patched (rewriter `probes::lambda_classes`) to take its classes
+//! Lambda classes kept across the redefinitions of a run-time start and stop: at the first start or stop
+//! of a probe, the JDK's lambda factory is patched (rewriter `probes::lambda_classes`) to take its classes
 //! from `java.lang.HeapProxyLambdas`, which gives a lambda site linked again the class it had. Without
 //! it each start and stop left every lambda of every redefined class with one more class, and the code
 //! the redefinitions left alone with profiles C2 no longer inlines through (bench/README.md,
