@@ -5,24 +5,40 @@
 //! the redefinitions left alone with profiles C2 no longer inlines through (bench/README.md,
 //! 2026-11-28).
 //!
-//! The patch is made at the first start or stop, not at load: a program never switched never has it.
-//! Lambdas linked before it keep the class they have, and get one more at their first relinking: the
-//! profiles then hold two classes, which C2 still inlines, where before they grew by one a switch. It stays
-//! for the life of the VM, through later stops (it costs nothing where code runs, only where a lambda is
-//! linked). `keep-lambdas=off` leaves the factory alone.
+//! When is it made: loaded at start-up with every probe off (`start=off`, the JVM that profiles on
+//! demand), at VM_INIT, before the program's first line, so that every lambda the program links keeps its
+//! class at the first start too. Otherwise (an attach, or probes on from the start) at the first start or
+//! stop: lambdas linked before it keep the class they have and get one more at their first relinking, so
+//! profiles there hold two classes, which C2 still inlines (a bimorphic call, measured at 1-3% on a loop
+//! whose one hot call is the lambda), where before they grew by one a switch. It stays for the life of the
+//! VM (it costs nothing where code runs, only where a lambda is linked). `keep-lambdas=off` leaves the
+//! factory alone.
 
 use std::sync::atomic::{AtomicBool, Ordering};
 
 use crate::jni::Jni;
 use crate::jvmti::ERROR_NONE;
-use crate::state::Agent;
+use crate::state::{agent, Agent};
 use instr_rewriter::probes::lambda_classes::{keep_lambda_classes, LAMBDA_CLASSES, LAMBDA_FACTORY};
 
 /// `keep-lambdas=` (on by default).
 static ENABLED: AtomicBool = AtomicBool::new(true);
 
-pub fn configure(on: bool) {
+/// Set at load when the patch is to be made at VM_INIT (`start=off` at start-up, with switching possible).
+static AT_VM_INIT: AtomicBool = AtomicBool::new(false);
+
+pub fn configure(on: bool, at_vm_init: bool) {
     ENABLED.store(on, Ordering::Release);
+    AT_VM_INIT.store(on && at_vm_init, Ordering::Release);
+}
+
+/// VM_INIT, once HeapProxyLambdas is defined: the patch, if the agent loaded with every probe off.
+pub fn at_vm_init(jni: Jni) {
+    if AT_VM_INIT.swap(false, Ordering::AcqRel) {
+        if let Some(a) = agent() {
+            crate::switches::keep_lambdas(a, jni);
+        }
+    }
 }
 
 /// Set once HeapProxyLambdas said it can stand in for the factory: from then on the class hook patches
@@ -31,7 +47,7 @@ static KEEPING: AtomicBool = AtomicBool::new(false);
 /// Set when the class hook has handed the VM the patched factory.
 static PATCHED: AtomicBool = AtomicBool::new(false);
 
-/// At a start or stop, with the class hook on: patches the factory if it is not yet. Returns what to say of it
+/// With the class hook on (a start or stop, or [`at_vm_init`]): patches the factory if it is not yet. Returns what to say of it
 /// when something went wrong, None otherwise.
 pub fn keep(a: &Agent, jni: Jni) -> Option<String> {
     if !ENABLED.load(Ordering::Acquire) || PATCHED.load(Ordering::Acquire) {

@@ -253,7 +253,13 @@ pub fn load_in(vm: JavaVm, options: &str, phase: Phase) -> Result<switches::RunT
         metaspace::make_room();
     }
     control::configure(run_time.control);
-    lambda_classes::configure(run_time.keep_lambdas);
+    // A JVM loaded with every probe off, to be switched at run time: its lambdas go through the table
+    // from VM_INIT on (lambda_classes.rs).
+    let on_demand = phase == Phase::OnLoad && !run_time.start && run_time.control;
+    lambda_classes::configure(
+        run_time.keep_lambdas,
+        on_demand && caps.has(capability::RETRANSFORM_CLASSES),
+    );
     install(Agent {
         jvmti,
         java_vm: vm,
@@ -410,6 +416,7 @@ fn vm_init(jni: Jni, _thread: jthread) {
     threads::vm_init(jni);
     cds::start_probes(jni);
     engage(jni);
+    lambda_classes::at_vm_init(jni);
     control::start(jni);
 }
 

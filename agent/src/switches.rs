@@ -357,6 +357,24 @@ fn compatible(a: &Agent, probe: Probe, r: &Rules) -> Result<(), String> {
     Ok(())
 }
 
+/// The lambda factory patched with no probe switched (lambda_classes.rs, at VM_INIT): the class hook on
+/// for its one retransformation, and off again unless a probe went on meanwhile.
+pub fn keep_lambdas(a: &Agent, jni: Jni) {
+    let _one_at_a_time = lock(&SWITCHING);
+    if let Err(e) = set_class_hook(a, true) {
+        eprintln!("instr: {e}");
+        return;
+    }
+    if let Some(problem) = crate::lambda_classes::keep(a, jni) {
+        eprintln!("instr: {problem}");
+    }
+    if selection(&a.rules).is_none() {
+        if let Err(e) = set_class_hook(a, false) {
+            eprintln!("instr: {e}");
+        }
+    }
+}
+
 fn set_class_hook(a: &Agent, on: bool) -> Result<(), String> {
     let mode = if on { crate::jvmti::ENABLE } else { 0 };
     if a.jvmti
