@@ -54,8 +54,9 @@ OPTIONS is either a rules file (rules/*.yaml) or comma-separated key=value pairs
   start=WHEN    on (default): the rules' probes count from the start; off: loaded with every probe
                 off and no class rewritten, until `instr ctl PID start PROBE` (docs/ATTACH.md)
   control=on    the control socket `instr ctl` talks to (default on; off: none)
-  keep-lambdas=on  at the first run-time start, patch the JDK's lambda factory so that a lambda keeps
-                its class when a start or stop redefines the class that made it (default on; off: each
+  keep-lambdas=on  patch the JDK's lambda factory (at VM_INIT with start=off, else at the first start
+                or stop) so that a lambda keeps its class when a start or stop redefines the class that
+                made it (default on; off: each
                 start and stop gives such lambdas new classes, which the JIT's profiles then mix)
   early=WHEN    off: the JVM keeps class-data sharing and the probes go in at VM_INIT, by one
                 retransformation of the classes loaded by then; on: the early class hook rewrites every
