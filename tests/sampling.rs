@@ -380,8 +380,9 @@ fn storm_of_threads_signals_and_unloaded_classes_ends_cleanly() {
     }
 }
 
-/// Attribution with `cpu=1ms` and reports in `dir`, once its sample log holds a good number of samples
-/// (the log is flushed at every drain, every 100 ms).
+/// Attribution with `cpu=1ms` and reports in `dir`, once its sample log holds CPU samples of
+/// "hot-thread" (the log is flushed at every drain, every 100 ms). The log's size alone is not enough:
+/// on a loaded machine the JVM's own threads can fill 20 KB before hot-thread has run.
 fn sampling_with_a_log(jdk: &Jdk, dir: &Path) -> std::process::Child {
     let child = java_command(jdk, dir, "cpu=1ms", &[], "Attribution", &["20000"])
         .stdout(Stdio::null())
@@ -390,15 +391,34 @@ fn sampling_with_a_log(jdk: &Jdk, dir: &Path) -> std::process::Child {
         .unwrap();
     let log = dir.join("out.samples");
     let start = Instant::now();
-    while fs::metadata(&log).map_or(0, |m| m.len()) < 20_000 {
+    while hot_thread_samples(&log) < 20 {
         assert!(
             start.elapsed() < HANG,
-            "[{}] the log does not grow",
+            "[{}] the log gets no samples of hot-thread",
             jdk.version
         );
-        std::thread::sleep(Duration::from_millis(50));
+        std::thread::sleep(Duration::from_millis(100));
     }
     child
+}
+
+/// CPU samples of "hot-thread" in a sample log still being written (0 while it is short or unreadable).
+fn hot_thread_samples(log: &Path) -> u64 {
+    if fs::metadata(log).map_or(0, |m| m.len()) < 20_000 {
+        return 0;
+    }
+    let out = Command::new(instr_bin())
+        .args(["report", "--format", "json"])
+        .arg(log)
+        .output()
+        .unwrap();
+    match serde_json::from_slice::<Value>(&out.stdout) {
+        Ok(report) if out.status.success() => per_thread(&report["samples"], "cpu")
+            .get("hot-thread")
+            .copied()
+            .unwrap_or(0),
+        _ => 0,
+    }
 }
 
 #[test]
