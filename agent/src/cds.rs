@@ -1,5 +1,5 @@
 //! Start-up with class-data sharing (CDS) kept on (issue 17): `early=off`, and `early=auto` (the default)
-//! when the rules leave the JDK's start-up classes alone; `early=on` is the old way.
+//! on JDK 25 and later, or when the rules leave the JDK's start-up classes alone; `early=on` is the old way.
 //!
 //! HotSpot maps its CDS archive only if no agent environment then both holds
 //! `can_generate_early_class_hook_events` and has the class hook enabled (`FileMapInfo::initialize`, JDK 17
@@ -64,9 +64,17 @@ const START_UP_CLASSES: &[&[u8]] = &[
     b"java/util/concurrent/ConcurrentHashMap",
 ];
 
-/// `early=auto`: the early class hook, and no CDS, when the rules select the JDK's start-up classes.
-pub fn early_pays(rules: &Rules) -> bool {
-    START_UP_CLASSES.iter().any(|c| rules.class_wanted(c))
+/// The first JDK on which `early=auto` keeps the archive whatever the rules select. From JDK 25 on, losing
+/// the archive costs a long run more than retransforming the start-up classes at VM_INIT does: in four runs
+/// of the kit with `rules/default.yaml` (bench/README.md, 2026-11-27 to 2026-11-29) `early=off` cost less
+/// than the early hook in geomean every time, and fop stayed under 1.25x only with it. On JDK 17 the two
+/// alternated. A hello world pays for it at start-up (about 12 ms on JDK 25), as a test suite's JVMs do.
+const KEEPS_ARCHIVE_FROM: u32 = 25;
+
+/// `early=auto`: the early class hook, and no CDS, when the rules select the JDK's start-up classes on a
+/// JDK before `KEEPS_ARCHIVE_FROM`. `jdk` is the feature release (0 when unknown: treated as old).
+pub fn early_pays(rules: &Rules, jdk: u32) -> bool {
+    jdk < KEEPS_ARCHIVE_FROM && START_UP_CLASSES.iter().any(|c| rules.class_wanted(c))
 }
 
 #[cfg(test)]
@@ -76,12 +84,14 @@ mod tests {
     #[test]
     fn auto_keeps_the_archive_for_rules_that_leave_the_jdk_alone() {
         let default = Rules::parse(include_str!("../../rules/default.yaml"), "default").unwrap();
-        assert!(super::early_pays(&default));
+        assert!(super::early_pays(&default, 17));
+        assert!(!super::early_pays(&default, 25));
         let app = Rules::parse(
             "probes: [objects, arrays]\nallocations:\n  include: [\"com.example.**\"]\n",
             "app",
         )
         .unwrap();
-        assert!(!super::early_pays(&app));
+        assert!(!super::early_pays(&app, 17));
+        assert!(!super::early_pays(&app, 25));
     }
 }

@@ -191,7 +191,10 @@ pub fn load_in(vm: JavaVm, options: &str, phase: Phase) -> Result<switches::RunT
     // retransformation, as after an attach or with `start=off`, and CDS stays on (cds.rs). `early=auto`
     // picks whichever costs less for these rules.
     let from_start = rewriting && phase == Phase::OnLoad && run_time.start;
-    let early = from_start && run_time.early.unwrap_or_else(|| cds::early_pays(&rules));
+    let early = from_start
+        && run_time
+            .early
+            .unwrap_or_else(|| cds::early_pays(&rules, jvmti.jdk_feature()));
     let class_hook_caps: &[u32] = if early {
         &[
             capability::GENERATE_ALL_CLASS_HOOK_EVENTS,

@@ -61,9 +61,10 @@ OPTIONS is either a rules file (rules/*.yaml) or comma-separated key=value pairs
   early=WHEN    off: the JVM keeps class-data sharing and the probes go in at VM_INIT, by one
                 retransformation of the classes loaded by then; on: the early class hook rewrites every
                 class as it loads, from java.lang.Object on, and the JVM starts without class-data
-                sharing (25-30 ms more for a hello world); auto (default): off unless the rules select
-                the JDK's start-up classes (java.lang.String, java.util.HashMap...), whose
-                retransformation would cost what sharing saves. Nothing is counted before VM_INIT
+                sharing (25-30 ms more for a hello world); auto (default): off on JDK 25 and later,
+                and on older JDKs off unless the rules select the JDK's start-up classes
+                (java.lang.String, java.util.HashMap...), whose retransformation would cost what
+                sharing saves. Nothing is counted before VM_INIT
   help          print this and stop
 Reports, written at VM exit: PREFIX.txt (hprof-style SITES and TRACEs), PREFIX.json (exact counts,
 schema instr-profile/2), PREFIX.collapsed (flame-graph input: stack;class bytes) and PREFIX.html (flame

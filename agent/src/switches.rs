@@ -31,7 +31,7 @@ pub struct RunTime {
     pub control: bool,
     /// `early=on`: classes rewritten as they load from the VM's very first one, by the early class hook,
     /// which turns class-data sharing off; `off`: the probes go on at VM_INIT (cds.rs); None (`auto`,
-    /// the default): whichever costs less for the rules (`cds::early_pays`).
+    /// the default): whichever costs less for the rules and the JDK (`cds::early_pays`).
     pub early: Option<bool>,
     /// `keep-lambdas=on` (the default): a run-time start patches the JDK's lambda factory so that a lambda
     /// keeps its class through the redefinitions of starts and stops (lambda_classes.rs).
