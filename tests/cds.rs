@@ -1,5 +1,6 @@
 //! Class-data sharing at start-up (issue 17): with `early=off`, and with the default `early=auto` for rules
-//! that leave the JDK's start-up classes alone, the JVM keeps its CDS archive under the agent, and the
+//! that leave the JDK's start-up classes alone (for every rule from JDK 25 on), the JVM keeps its CDS
+//! archive under the agent, and the
 //! counts of the program's own allocations are those of `early=on` (the early class hook, no archive).
 //! Run on every JDK found.
 
@@ -94,6 +95,21 @@ fn the_archive_stays_on_and_the_counts_are_those_of_the_early_hook() {
             &out,
         );
         assert_eq!(counts(&app).1, 1000, "{}: early=auto", jdk.version);
+
+        // auto, with the default rules: the archive from JDK 25 on; before it, the early class hook, and
+        // `-Xshare:on` refuses to start.
+        let default = dir.join("default");
+        let out = run(&jdk, &classes, &default, "");
+        if jdk.feature() >= 25 {
+            check(&format!("{}: early=auto, default rules", jdk.version), &out);
+            assert_eq!(counts(&default).1, 1000, "{}: default rules", jdk.version);
+        } else {
+            assert!(
+                !out.status.success(),
+                "{}: default rules kept the archive before JDK 25",
+                jdk.version
+            );
+        }
 
         // The early class hook costs the archive: `-Xshare:on` then refuses to start.
         let refused = run(&jdk, &classes, &dir.join("refused"), ",early=on");

@@ -82,7 +82,7 @@ mod tests {
     use instr_rules::Rules;
 
     #[test]
-    fn auto_keeps_the_archive_for_rules_that_leave_the_jdk_alone() {
+    fn auto_keeps_the_archive_from_jdk_25_and_for_rules_that_leave_the_jdk_alone() {
         let default = Rules::parse(include_str!("../../rules/default.yaml"), "default").unwrap();
         assert!(super::early_pays(&default, 17));
         assert!(!super::early_pays(&default, 25));

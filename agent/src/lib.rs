@@ -189,7 +189,7 @@ pub fn load_in(vm: JavaVm, options: &str, phase: Phase) -> Result<switches::RunT
     let rewriting = rules.objects() || rules.arrays() || rules.methods();
     // The early hook turns class-data sharing off; without it the probes go on at VM_INIT, by
     // retransformation, as after an attach or with `start=off`, and CDS stays on (cds.rs). `early=auto`
-    // picks whichever costs less for these rules.
+    // picks whichever costs less for these rules on this JDK.
     let from_start = rewriting && phase == Phase::OnLoad && run_time.start;
     let early = from_start
         && run_time
