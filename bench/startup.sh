@@ -6,8 +6,9 @@
 #   none       no agent
 #   xshare-off no agent, -Xshare:off: the price of the class data sharing the early class hook turns off
 #   empty      the agent with rules/empty.yaml (nothing rewritten; CDS stays on)
-#   default    the agent with rules/default.yaml (early=auto: for these rules the early class hook,
-#              which rewrites every class as it loads and turns class-data sharing off)
+#   default    the agent with rules/default.yaml (early=auto: the early class hook on JDK 17, which
+#              rewrites every class as it loads and turns class-data sharing off; CDS kept on JDK 25+)
+#   default-early  default with early=on (the early class hook on every JDK)
 #   default-cds  default with early=off (CDS kept; the probes go in at VM_INIT by retransformation)
 #   app        rules selecting Hello alone (early=auto: CDS kept; Object retransformed at VM_INIT)
 #   app-early  app with early=on
@@ -35,6 +36,7 @@ opts() {  # opts MODE
     xshare-off) echo "-Xshare:off" ;;
     empty) echo "-agentpath:$LIB=rules=$ROOT/rules/empty.yaml,file=$OUT/r-%p" ;;
     default) echo "-agentpath:$LIB=rules=$ROOT/rules/default.yaml,file=$OUT/r-%p" ;;
+    default-early) echo "-agentpath:$LIB=rules=$ROOT/rules/default.yaml,early=on,file=$OUT/r-%p" ;;
     default-cds) echo "-agentpath:$LIB=rules=$ROOT/rules/default.yaml,early=off,file=$OUT/r-%p" ;;
     app) echo "-agentpath:$LIB=rules=$OUT/app.yaml,file=$OUT/r-%p" ;;
     app-early) echo "-agentpath:$LIB=rules=$OUT/app.yaml,early=on,file=$OUT/r-%p" ;;
@@ -47,7 +49,7 @@ for home in "${HOMES[@]}"; do
   java=$home/bin/java
   "$home/bin/javac" -d "$OUT/$(basename "$home")" "$OUT/Hello.java" || continue
   cp=$OUT/$(basename "$home")
-  modes="none xshare-off empty default default-cds app app-early"
+  modes="none xshare-off empty default default-early default-cds app app-early"
   "$java" -XX:+UseCompactObjectHeaders -version > /dev/null 2>&1 && modes="$modes default-coh"
   for m in $modes; do : > "$OUT/$m.ms"; done
   for _ in $(seq "$N"); do
@@ -61,10 +63,10 @@ for home in "${HOMES[@]}"; do
   base=$(median < "$OUT/none.ms")
   echo
   echo "$("$java" -version 2>&1 | head -1) ($home)"
-  printf '%-12s %9s %7s\n' mode ms ratio
+  printf '%-14s %9s %7s\n' mode ms ratio
   for m in $modes; do
     v=$(median < "$OUT/$m.ms")
-    awk -v m="$m" -v v="$v" -v b="$base" 'BEGIN { printf "%-12s %9.1f %7.2f\n", m, v / 1000, v / b }'
+    awk -v m="$m" -v v="$v" -v b="$base" 'BEGIN { printf "%-14s %9.1f %7.2f\n", m, v / 1000, v / b }'
   done
   rm -f "$OUT"/r-*
 done
