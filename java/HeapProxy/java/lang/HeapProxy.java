@@ -21,11 +21,20 @@
  */
 package java.lang;
 
+import jdk.internal.vm.annotation.Stable;
+
 public final class HeapProxy {
     private HeapProxy() {}
 
-    /** Set by the agent through engage() and cleared at VM death; probes do nothing while it is false. */
-    static volatile boolean engaged;
+    /**
+     * Set by the agent through engage() and cleared at VM death; the early probes do nothing while it is false.
+     * Stable, not volatile: once it is true the JIT folds it, so the early flavour's check costs compiled code
+     * nothing (a volatile read stays a load and a branch in every Object.<init> and early `new`). The JIT folds
+     * only a non-default value, so code compiled before engage() reads the field as any other. The settings the
+     * probes use are published by HeapProxyAllocs' class initialisation, not by this flag.
+     */
+    @Stable
+    static boolean engaged;
 
     // The settings engage() receives, read once by HeapProxyAllocs' <clinit> into static finals.
     static long LONGS;          // base offset of long[] elements
