@@ -19,6 +19,7 @@
 //! probes are added by retransforming the loaded classes (switches.rs). The control socket (control.rs)
 //! starts and stops them while the program runs.
 
+pub mod allocating_intrinsics;
 pub mod attach;
 pub mod calls;
 pub mod cds;
@@ -254,6 +255,9 @@ pub fn load_in(vm: JavaVm, options: &str, phase: Phase) -> Result<switches::RunT
     cds::configure(from_start && !early);
     if from_start {
         metaspace::make_room();
+        if counting {
+            allocating_intrinsics::keep_allocations_in_bytecode();
+        }
     }
     control::configure(run_time.control);
     // A JVM loaded with every probe off, to be switched at run time: its lambdas go through the table

@@ -54,6 +54,15 @@ impl<T: Copy> Flag<T> {
     }
 }
 
+impl Flag<*const c_char> {
+    /// Whether a string flag holds no string: null or "".
+    pub fn is_empty(&self) -> bool {
+        let value = self.get();
+        // SAFETY: a ccstr flag's value is null or a NUL-terminated string the VM keeps while the flag holds it.
+        value.is_null() || unsafe { *value == 0 }
+    }
+}
+
 /// `JVMFlag::Flags`' value origin (the low four bits): 0 is the default, every other value a setting
 /// (command line, environment, flags file, management, ergonomics...).
 const ORIGIN_MASK: i32 = 0xf;
@@ -67,6 +76,11 @@ pub fn size_flag(name: &str) -> Option<Flag<usize>> {
 
 /// The `bool` flag `name`, if this VM describes its flags.
 pub fn bool_flag(name: &str) -> Option<Flag<bool>> {
+    flag(name)
+}
+
+/// The `ccstr` or `ccstrlist` flag `name` (a C string, null or NUL-terminated), if this VM describes its flags.
+pub fn ccstr_flag(name: &str) -> Option<Flag<*const c_char>> {
     flag(name)
 }
 

@@ -1,0 +1,44 @@
+//! C2 intrinsics that allocate without running the bytecode the probes are in, turned off when the agent
+//! counts allocations from start-up.
+//!
+//! C2 replaces some JDK methods by code of its own. Where that code allocates, the object or array is made
+//! without the probe that the method's bytecode carries, and without the VMObjectAlloc event that the
+//! method's native would post. Measured on JDK 17 and 25 (2026-11-29, a loop of 200,000 calls each, C2 against
+//! `-Xint`), the counts C2 lost were:
+//! - `Arrays.copyOf` and `copyOfRange` of object arrays (`_copyOf`, `_copyOfRange`): the `new Object[]` in
+//!   their bytecode is skipped. Every `ArrayList` that grows goes through them.
+//! - `Object.clone` (`_clone`), of arrays and of objects: the native that posts VMObjectAlloc is not called.
+//! - `Array.newInstance` (`_newArray`): the same.
+//! - `StringBuilder` chains (`OptimizeStringConcat`): C2 builds the String itself and drops the builder's
+//!   allocation and constructor, `Object.<init>`'s probe with it, where no site probe sits between the `new`
+//!   and the constructor (depth 0, or code whose sites the rules exclude).
+//!
+//! Each has a HotSpot flag. `InlineObjectCopy` and `OptimizeStringConcat` are bools that C2 reads when it
+//! compiles. `DisableIntrinsic` is a list that HotSpot parses when it sets up its compilers, after the agents
+//! have loaded. Only flags the user left at their default are changed. The intrinsics go on working for a JVM
+//! the agent is attached to, or one that starts allocation counting only at run time: docs/ARCHITECTURE.md,
+//! "The probes".
+
+use std::ffi::CStr;
+
+use crate::ffi::vm_flags;
+
+/// What `DisableIntrinsic` gets when the user did not set it.
+const DISABLED: &CStr = c"_newArray";
+
+/// Turns the allocating intrinsics off. Agent_OnLoad only, before the compilers are set up. A flag's new
+/// origin is "ergonomic", so `-XX:+PrintFlagsFinal` and `jcmd VM.flags` show that it was changed.
+pub fn keep_allocations_in_bytecode() {
+    for name in ["InlineObjectCopy", "OptimizeStringConcat"] {
+        if let Some(f) = vm_flags::bool_flag(name).filter(|f| f.is_default() && f.get()) {
+            f.set(false);
+        }
+    }
+    if let Some(f) =
+        vm_flags::ccstr_flag("DisableIntrinsic").filter(|f| f.is_default() && f.is_empty())
+    {
+        // A string with the static lifetime the VM expects of a flag's value; HotSpot frees a ccstr flag's
+        // old value only when a later setting replaces it, and nothing sets this one after Agent_OnLoad.
+        f.set(DISABLED.as_ptr());
+    }
+}
