@@ -151,22 +151,18 @@ fn class_counts_are_exact_in_every_execution_mode() {
 /// compiles, so they are not asserted here.
 #[test]
 fn allocating_intrinsics_count_exactly() {
-    const N: u64 = 100_000;
-    let expected: &[(&str, u64)] = &[("HotIntrinsics$Made[]", N)];
     for jdk in jdks() {
         let classes = compile_agent_programs(&jdk);
         for depth in [",depth=0", ",depth=1"] {
             for (mode, flags) in MODES {
                 // The program itself fails the run unless its StringBuilders were counted exactly.
                 let (r, _) = report(&jdk, &classes, depth, flags, "HotIntrinsics");
-                for (class, n) in expected {
-                    assert_eq!(
-                        class_count(&r, class),
-                        *n,
-                        "[{}] {mode}{depth}: instances of {class}",
-                        jdk.version
-                    );
-                }
+                assert_eq!(
+                    class_count(&r, "HotIntrinsics$Made[]"),
+                    100_000,
+                    "[{}] {mode}{depth}: arrays from Array.newInstance",
+                    jdk.version
+                );
             }
         }
         println!("[{}] allocating intrinsics counted exactly", jdk.version);

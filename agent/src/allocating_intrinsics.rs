@@ -28,7 +28,7 @@ use crate::ffi::vm_flags;
 /// What `DisableIntrinsic` gets when the user did not set it.
 const DISABLED: &CStr = c"_newArray";
 
-/// Turns the allocating intrinsics off. Agent_OnLoad only, before the compilers are set up. A flag's new
+/// Turns off the two cheap ones: the StringBuilder optimisation and `Array.newInstance`. Agent_OnLoad only, before the compilers are set up. A flag's new
 /// origin is "ergonomic", so `-XX:+PrintFlagsFinal` and `jcmd VM.flags` show that it was changed.
 pub fn keep_allocations_in_bytecode() {
     if let Some(f) =
