@@ -148,13 +148,13 @@ const EXPECTED_INSTANCES: &[(&str, u64)] = &[
     ("Allocations$Point", 40),
     ("boolean[]", 3),
     ("byte[]", 3),
-    ("char[]", 3),
+    ("char[]", 24), // 3 in the loop, `chars` and its 20 clones
     ("short[]", 3),
     ("int[]", 6),  // 3 in the loop + the 3 rows of new int[3][4]
     ("long[]", 8), // 3 in the loop + 4 of new long[2][2][2] + the program's own counts array
     ("float[]", 3),
     ("double[]", 3),
-    ("java.lang.String[]", 1),
+    ("java.lang.String[]", 8), // 1 new, 7 from Array.newInstance
     ("Allocations$Foo[]", 1),
     ("int[][]", 2),
     ("Allocations$Foo[][][]", 1),
@@ -172,7 +172,7 @@ const EXPECTED_SITES: &[(&str, &str, u64)] = &[
     ("lambda$main$0", "LAllocations$Point;", 40),
     ("main", "[Z", 3),
     ("main", "[B", 3),
-    ("main", "[C", 3),
+    ("main", "[C", 4),
     ("main", "[S", 3),
     ("main", "[I", 3),
     ("main", "[J", 6), // 3 in the loop, the counts array and the two site-count arrays

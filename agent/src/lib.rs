@@ -234,11 +234,18 @@ pub fn load_in(vm: JavaVm, options: &str, phase: Phase) -> Result<switches::RunT
     // rules out switching, does without it.
     let switchable = !early || run_time.control;
     let caps = match (rewriting, potential.has(capability::RETRANSFORM_CLASSES)) {
-        // GetBytecodes lets a start leave alone the classes the probes would not change (switches.rs);
-        // without it every selected class is retransformed.
-        (true, true) if switchable && potential.has(capability::GET_BYTECODES) => caps
-            .with(capability::RETRANSFORM_CLASSES)
-            .with(capability::GET_BYTECODES),
+        // GetBytecodes (and GetConstantPool, to tell the calls that return an array the VM made) let a
+        // start leave alone the classes the probes would not change (switches.rs); without them every
+        // selected class is retransformed.
+        (true, true)
+            if switchable
+                && potential.has(capability::GET_BYTECODES)
+                && potential.has(capability::GET_CONSTANT_POOL) =>
+        {
+            caps.with(capability::RETRANSFORM_CLASSES)
+                .with(capability::GET_BYTECODES)
+                .with(capability::GET_CONSTANT_POOL)
+        }
         (true, true) if switchable => caps.with(capability::RETRANSFORM_CLASSES),
         (true, false) if !early => {
             return Err("this VM cannot retransform classes (can_retransform_classes)".into())
@@ -256,7 +263,7 @@ pub fn load_in(vm: JavaVm, options: &str, phase: Phase) -> Result<switches::RunT
     if from_start {
         metaspace::make_room();
         if counting {
-            allocating_intrinsics::keep_allocations_in_bytecode();
+            allocating_intrinsics::keep_allocations_in_bytecode(&rules);
         }
     }
     control::configure(run_time.control);

@@ -12,6 +12,10 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Mutex;
 use std::time::Instant;
 
+use instr_rewriter::bytecode::instructions::allocates;
+use instr_rewriter::bytes::Cursor;
+use instr_rewriter::constant_pool::ConstantPool;
+use instr_rewriter::probes::made_arrays::calls_made_array;
 use instr_rewriter::probes::Selection;
 use instr_rules::Rules;
 
@@ -454,15 +458,28 @@ pub fn retransform(
 }
 
 /// Whether a method of `class` has an allocation site of a kind `rules` probes (`new` for object sites,
-/// the array instructions for arrays), read with GetBytecodes. True when JVMTI cannot say (a class not yet
-/// prepared, no can_get_bytecodes): such a class is retransformed, and the class hook decides.
+/// the array instructions and the calls that return an array the VM made for arrays), read with
+/// GetBytecodes and GetConstantPool. True when JVMTI cannot say (a class not yet prepared, no
+/// can_get_bytecodes): such a class is retransformed, and the class hook decides.
 fn has_sites(a: &Agent, class: jclass, rules: &Rules) -> bool {
     let Some(methods) = a.jvmti.class_methods(class) else {
         return true;
     };
     let (objects, arrays) = (rules.object_sites(), rules.arrays());
+    let pool_bytes = if arrays {
+        a.jvmti.constant_pool(class).ok()
+    } else {
+        None
+    };
+    let pool = pool_bytes
+        .as_deref()
+        .and_then(|bytes| ConstantPool::read(bytes, &mut Cursor::new(bytes)).ok());
     methods.into_iter().any(|m| match a.jvmti.bytecodes(m) {
-        Ok(code) => instr_rewriter::bytecode::instructions::allocates(&code, objects, arrays),
+        Ok(code) => allocates(&code, objects, arrays, |pc| {
+            // Without the pool, any call might be one.
+            pool.as_ref()
+                .is_none_or(|pool| calls_made_array(pool, &code, pc))
+        }),
         Err(e) => e != ERROR_NATIVE_METHOD,
     })
 }

@@ -3,6 +3,11 @@
 //! for reflection. JVMTI reports them with VMObjectAlloc, on the allocating thread, where JNI may be
 //! used; each is handed to `HeapProxy.vmAlloc`, which counts it like any other object or array.
 //!
+//! Two natives are left out: `Object.clone` of an array and `Array.newArray` (under `Array.newInstance(Class,
+//! int)`). C2, and C1 for clone from JDK 21, make their arrays in code of their own that posts no event, so
+//! the rewriter counts them after each call in the bytecode instead (`probes::made_arrays`), and counting
+//! the native's event too would count them twice.
+//!
 //! VMObjectAlloc also fires for allocations whose constructor then runs (JNI `NewObject`, reflective
 //! `newInstance` on JDK 17, exceptions the VM creates), and those already reach `Object.<init>`. So an
 //! instance counts here only when the allocating call cannot run a constructor: the top frame is
@@ -24,6 +29,8 @@ use crate::state::{agent, Agent};
 #[derive(Default)]
 pub struct VmAllocators {
     clone: AtomicUsize,
+    /// `java.lang.reflect.Array.newArray(Class, int)`, the native under `Array.newInstance(Class, int)`.
+    new_array: AtomicUsize,
     vm_alloc: AtomicUsize,
     /// The HeapProxy class (a global reference), read without the agent's lock on every event.
     proxy: AtomicUsize,
@@ -45,8 +52,21 @@ impl VmAllocators {
             jni.delete_local(c);
             m
         };
+        let find_static = |class: &str, name: &str, sig: &str| {
+            let c = jni.find_class(class)?;
+            let m = jni.static_method(c, name, sig);
+            jni.delete_local(c);
+            m
+        };
         if let Some(m) = find("java/lang/Object", "clone", "()Ljava/lang/Object;") {
             self.clone.store(m as usize, Ordering::Relaxed);
+        }
+        if let Some(m) = find_static(
+            "java/lang/reflect/Array",
+            "newArray",
+            "(Ljava/lang/Class;I)Ljava/lang/Object;",
+        ) {
+            self.new_array.store(m as usize, Ordering::Relaxed);
         }
         if let Some(c) = jni.find_class("java/lang/Cloneable") {
             self.cloneable
@@ -57,6 +77,15 @@ impl VmAllocators {
             self.proxy.store(proxy as usize, Ordering::Relaxed);
             self.vm_alloc.store(m as usize, Ordering::Release);
         }
+    }
+
+    /// Whether the array being reported was made by one of the two natives whose arrays the rewriter counts
+    /// at their calls (`probes::made_arrays`): the top frame says.
+    fn made_at_a_call(&self, a: &Agent) -> bool {
+        let top = top_method(a);
+        top != 0
+            && (top == self.clone.load(Ordering::Relaxed)
+                || top == self.new_array.load(Ordering::Relaxed))
     }
 
     /// Whether the object being reported was made by `Object.clone`, which runs no constructor. The
@@ -70,12 +99,20 @@ impl VmAllocators {
         {
             return false;
         }
-        let mut top = [FrameInfo {
-            method: std::ptr::null_mut(),
-            location: 0,
-        }];
-        a.jvmti.stack_trace(0, &mut top) == 1
-            && top[0].method as usize == self.clone.load(Ordering::Relaxed)
+        top_method(a) == self.clone.load(Ordering::Relaxed)
+    }
+}
+
+/// The jmethodID of the current thread's top frame (0 when it has none).
+fn top_method(a: &Agent) -> usize {
+    let mut top = [FrameInfo {
+        method: std::ptr::null_mut(),
+        location: 0,
+    }];
+    if a.jvmti.stack_trace(0, &mut top) == 1 {
+        top[0].method as usize
+    } else {
+        0
     }
 }
 
@@ -94,12 +131,11 @@ pub fn vm_object_alloc(jni: Jni, _thread: jthread, object: jobject, class: jclas
         if vm_alloc == 0 {
             return;
         }
-        // The stack walk that tells a clone is only for instances: the VM reports arrays far more often
-        // (`Array.newInstance` under `Arrays.copyOf`, outside C2 code), and an event with nothing to count
-        // makes no upcall.
+        // An array takes a one-frame walk to tell the two natives counted at their calls; an instance takes
+        // one only when it is Cloneable. An event with nothing to count makes no upcall.
         let array = a.jvmti.is_array_class(class);
         let mut what = 0;
-        if a.rules.arrays() && array != Some(false) {
+        if a.rules.arrays() && array != Some(false) && !v.made_at_a_call(a) {
             what |= COUNT_ARRAY;
         }
         if a.rules.objects() && array != Some(true) && v.cloned(a, jni, object) {

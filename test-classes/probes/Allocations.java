@@ -1,6 +1,7 @@
 // Exact object and array counts: the test rewrites this class and java.lang.Object with the allocation probes
 // and runs it against the counting test HeapProxy. Prints "count <class> <n>" for each class it allocates and
-// "site <id> <n>" for each allocation site (a `new` or array instruction) that ran, and "built <id> <n>" for
+// "site <id> <n>" for each allocation site (a `new` or array instruction) that ran (an array's clone and
+// Array.newInstance count by class only), and "built <id> <n>" for
 // each `new` site whose objects were handed over once constructed (live tracking).
 import java.util.function.Supplier;
 
@@ -28,6 +29,11 @@ public class Allocations {
         sink = new int[2][];                                     // 1 int[][] only
         sink = new Foo[2][3][];                                  // 1 Foo[][][] + 2 Foo[][]
         sink = new long[2][2][2];                                // 1 + 2 + 4
+        char[] chars = new char[3];                              // a site, like the loop's
+        for (int i = 0; i < 20; i++) sink = chars.clone();       // 20 char[], counted after the call
+        for (int i = 0; i < 7; i++) {
+            sink = java.lang.reflect.Array.newInstance(String.class, 2); // 7 String[], counted after the call
+        }
         try {
             sink = new int[-1];                                  // throws: no array, no count
         } catch (NegativeArraySizeException e) {

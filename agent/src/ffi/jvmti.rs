@@ -62,6 +62,7 @@ pub mod capability {
     pub const GENERATE_GARBAGE_COLLECTION_EVENTS: u32 = 31;
     pub const GENERATE_OBJECT_FREE_EVENTS: u32 = 32;
     pub const GET_OWNED_MONITOR_STACK_DEPTH_INFO: u32 = 34;
+    pub const GET_CONSTANT_POOL: u32 = 35;
     pub const RETRANSFORM_CLASSES: u32 = 37;
     pub const GENERATE_EARLY_VMSTART: u32 = 41;
     pub const GENERATE_EARLY_CLASS_HOOK_EVENTS: u32 = 42;
@@ -86,6 +87,7 @@ pub mod capability {
             GENERATE_GARBAGE_COLLECTION_EVENTS => "can_generate_garbage_collection_events",
             GENERATE_OBJECT_FREE_EVENTS => "can_generate_object_free_events",
             GET_OWNED_MONITOR_STACK_DEPTH_INFO => "can_get_owned_monitor_stack_depth_info",
+            GET_CONSTANT_POOL => "can_get_constant_pool",
             RETRANSFORM_CLASSES => "can_retransform_classes",
             GENERATE_EARLY_VMSTART => "can_generate_early_vmstart",
             GENERATE_EARLY_CLASS_HOOK_EVENTS => "can_generate_early_class_hook_events",

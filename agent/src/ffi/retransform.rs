@@ -52,4 +52,29 @@ impl Jvmti {
         }
         Ok(self.take_array(e, code, len))
     }
+
+    /// GetConstantPool (can_get_constant_pool): the class's constant pool in class-file form, as
+    /// `constant_pool_count` (two bytes, big-endian) and the entries, so that the rewriter's reader can
+    /// parse it. Its indexes are the ones GetBytecodes' code uses.
+    pub fn constant_pool(&self, class: jclass) -> Result<Vec<u8>, JvmtiError> {
+        let (mut count, mut len): (jint, jint) = (0, 0);
+        let mut bytes: *mut u8 = ptr::null_mut();
+        let e = call!(
+            self,
+            146,
+            fn(jclass, *mut jint, *mut jint, *mut *mut u8),
+            class,
+            &mut count,
+            &mut len,
+            &mut bytes
+        );
+        if e != ERROR_NONE {
+            return Err(e);
+        }
+        let mut pool = (count.clamp(0, u16::MAX as jint) as u16)
+            .to_be_bytes()
+            .to_vec();
+        pool.extend(self.take_array(e, bytes, len));
+        Ok(pool)
+    }
 }

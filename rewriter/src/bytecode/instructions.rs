@@ -141,7 +141,8 @@ pub struct Decoded {
     /// Indexes into `insns` of the branches and switches: the instructions whose encoding depends on
     /// their position.
     pub specials: Vec<u32>,
-    /// Indexes into `insns` of the returns and allocations (`new` and the array instructions), where
+    /// Indexes into `insns` of the returns, the allocations (`new` and the array instructions) and the
+    /// `invokevirtual`/`invokestatic` calls (some return an array the VM made: `probes::made_arrays`), where
     /// edits insert code, so that a plan need not walk the whole method to find them.
     pub notable: Vec<u32>,
     /// One bit per code byte, set where an instruction starts.
@@ -176,6 +177,8 @@ static DECODE: [u8; 256] = {
             || o == op::NEWARRAY
             || o == op::ANEWARRAY
             || o == op::MULTIANEWARRAY
+            || o == op::INVOKEVIRTUAL
+            || o == op::INVOKESTATIC
         {
             t[opcode] |= NOTABLE;
         }
@@ -304,15 +307,22 @@ pub fn local_index(code: &[u8], insn: Instruction) -> Option<u16> {
     }
 }
 
-/// Whether `code` has an allocation site of the kinds asked for: `new` (objects), `newarray`, `anewarray`
-/// or `multianewarray` (arrays). The allocation probes change no method without one, so a run-time start
-/// need not retransform a class none of whose methods has one (and take its compiled code and profiles
-/// away). Code that does not decode counts as allocating.
-pub fn allocates(code: &[u8], objects: bool, arrays: bool) -> bool {
+/// Whether `code` has an allocation site of the kinds asked for: `new` (objects), `newarray`, `anewarray`,
+/// `multianewarray` or a call that `made_array` says returns an array the VM made (arrays; see
+/// `probes::made_arrays`, which needs the class's constant pool). The allocation probes change no method
+/// without one, so a run-time start need not retransform a class none of whose methods has one (and take
+/// its compiled code and profiles away). Code that does not decode counts as allocating.
+pub fn allocates(
+    code: &[u8],
+    objects: bool,
+    arrays: bool,
+    made_array: impl Fn(usize) -> bool,
+) -> bool {
     Instructions::new(code, 0).any(|insn| {
         insn.map_or(true, |i| match i.opcode {
             op::NEW => objects,
             op::NEWARRAY | op::ANEWARRAY | op::MULTIANEWARRAY => arrays,
+            op::INVOKEVIRTUAL | op::INVOKESTATIC => arrays && made_array(i.pc as usize),
             _ => false,
         })
     })
@@ -324,31 +334,40 @@ mod tests {
 
     #[test]
     fn allocates_finds_the_sites_asked_for() {
+        let none = |_| false;
         let array = [op::ICONST_1, op::NEWARRAY, 10, op::POP, op::RETURN];
-        assert!(allocates(&array, false, true));
-        assert!(!allocates(&array, true, false));
+        assert!(allocates(&array, false, true, none));
+        assert!(!allocates(&array, true, false, none));
         let object = [op::NEW, 0, 1, op::RETURN];
-        assert!(allocates(&object, true, false));
-        assert!(!allocates(&object, false, true));
+        assert!(allocates(&object, true, false, none));
+        assert!(!allocates(&object, false, true, none));
         assert!(allocates(
             &[op::ICONST_1, op::ANEWARRAY, 0, 3, op::RETURN],
             false,
-            true
+            true,
+            none
         ));
         assert!(!allocates(
             &[op::ALOAD_0, op::GETFIELD, 0, 2, op::IRETURN],
             true,
-            true
+            true,
+            none
         ));
         // 0xbb (new) as an operand (sipush 0xbb00) is not an instruction
         assert!(!allocates(
             &[op::SIPUSH, op::NEW, 0, op::IRETURN],
             true,
-            true
+            true,
+            none
         ));
-        assert!(!allocates(&[], true, true));
+        assert!(!allocates(&[], true, true, none));
         // a truncated instruction: allocating, to be safe
-        assert!(allocates(&[op::SIPUSH], false, false));
+        assert!(allocates(&[op::SIPUSH], false, false, none));
+        // a call that returns an array the VM made counts for arrays only, as `made_array` says
+        let call = [op::ALOAD_0, op::INVOKEVIRTUAL, 0, 7, op::ARETURN];
+        assert!(allocates(&call, false, true, |pc| pc == 1));
+        assert!(!allocates(&call, true, false, |pc| pc == 1));
+        assert!(!allocates(&call, true, true, none));
     }
 
     #[test]

@@ -12,6 +12,8 @@
 //!   the verifier allows; it cannot be passed to a method. Counting at the `new` rather than in the
 //!   constructor counts the object even when its constructor throws, as the VM allocated it.
 //!   (The class counts come from `Object.<init>`, see `object_alloc`.)
+//! * Arrays the VM makes for a call (an array's `clone()`, `Array.newInstance`): after the call,
+//!   `dup; invokestatic HeapProxy.arrayMade(Object)`, by class and without a site (see `made_arrays`).
 //! * Live objects (when live tracking is on): after the `invokespecial <init>` that finishes an object
 //!   of a `new` site, `dup; push site; invokestatic HeapProxy.objectBuilt(Object, int)`, so that the
 //!   agent can tag the object with its site (see `constructed_objects`).
@@ -19,6 +21,7 @@
 use super::constructed_objects::constructed_objects;
 use super::heap_proxy::{push_int, Flavour, Probe};
 use super::ids::IdRegistry;
+use super::made_arrays::calls_made_array;
 use crate::attributes::debug_tables::{read_line_numbers, LineNumber};
 use crate::attributes::names;
 use crate::bytecode::instructions::Instruction;
@@ -52,6 +55,17 @@ impl SiteKinds {
     }
 }
 
+/// Whether the method has an instruction these kinds probe.
+pub fn has_sites(m: &MethodView<'_, '_>, kinds: SiteKinds) -> bool {
+    kinds.any()
+        && m.notable()
+            .any(|i| kinds.includes(i.opcode) || (kinds.arrays && is_made_array_call(m, i)))
+}
+
+fn is_made_array_call(m: &MethodView<'_, '_>, insn: Instruction) -> bool {
+    calls_made_array(&m.class.pool, m.code.code, insn.pc as usize)
+}
+
 pub fn plan(
     m: &MethodView<'_, '_>,
     method_id: u32,
@@ -61,6 +75,17 @@ pub fn plan(
     pool: &mut PoolBuilder<'_, '_>,
     out: &mut Insertions,
 ) -> Result<()> {
+    if kinds.arrays {
+        let mut made = m.notable().filter(|&i| is_made_array_call(m, i)).peekable();
+        if made.peek().is_some() {
+            let mut code = vec![op::DUP];
+            Probe::ArrayMade.call(flavour, pool, &mut code)?;
+            for insn in made {
+                out.after(insn.pc, &code);
+            }
+            out.need_stack(1);
+        }
+    }
     let mut sites = m.notable().filter(|i| kinds.includes(i.opcode));
     let count = sites.clone().count() as u32;
     if count == 0 {

@@ -12,8 +12,8 @@ pub const PROXY_CLASS: &str = "java/lang/HeapProxy";
 
 /// [`PoolBuilder::memo`] slot of the [`PROXY_CLASS`] constant; the slots below it hold the probes'
 /// Methodrefs, one per [`Probe`] (its discriminant).
-pub const MEMO_PROXY_CLASS: usize = 10;
-const _: () = assert!(Probe::CountUnwind as usize == MEMO_PROXY_CLASS - 1);
+pub const MEMO_PROXY_CLASS: usize = 11;
+const _: () = assert!(Probe::ArrayMade as usize == MEMO_PROXY_CLASS - 1);
 
 /// Which variant of each HeapProxy method a call site uses.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -50,6 +50,8 @@ pub enum Probe {
     CountCall,
     /// `(int method)`: when an exception leaves a method whose calls are counted only.
     CountUnwind,
+    /// `(Object array)`: after a call that returns an array the VM made (`made_arrays`), by class only.
+    ArrayMade,
 }
 
 impl Probe {
@@ -75,12 +77,14 @@ impl Probe {
             (Probe::CountCall, Flavour::Native) => "countCall",
             (Probe::CountUnwind, Flavour::Early) => "earlyCountUnwind",
             (Probe::CountUnwind, Flavour::Native) => "countUnwind",
+            (Probe::ArrayMade, Flavour::Early) => "earlyArrayMade",
+            (Probe::ArrayMade, Flavour::Native) => "arrayMade",
         }
     }
 
     pub fn descriptor(self) -> &'static str {
         match self {
-            Probe::ObjectAlloc => "(Ljava/lang/Object;)V",
+            Probe::ObjectAlloc | Probe::ArrayMade => "(Ljava/lang/Object;)V",
             Probe::ArrayAlloc | Probe::MultiArrayAlloc | Probe::ObjectBuilt => {
                 "(Ljava/lang/Object;I)V"
             }

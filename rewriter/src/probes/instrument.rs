@@ -47,7 +47,7 @@ impl MethodEdit for Instrumenter<'_> {
             objects,
             built_objects: objects && self.selection.live_objects(),
         };
-        let sites = kinds.any() && m.notable().any(|i| kinds.includes(i.opcode));
+        let sites = allocation_sites::has_sites(m, kinds);
         let methods = method_probes_forbidden(class, m.name).is_none()
             && self
                 .selection

@@ -9,6 +9,7 @@ pub mod ids;
 pub mod initialized_code;
 pub mod instrument;
 pub mod lambda_classes;
+pub mod made_arrays;
 pub mod method_calls;
 pub mod nop;
 pub mod object_alloc;

@@ -102,6 +102,7 @@ public final class HeapProxy {
     public static void earlyObjectAlloc(Object o) { if (engaged) objectAlloc(o); }
     public static void earlyArrayAlloc(Object a, int site) { if (engaged) arrayAlloc(a, site); }
     public static void earlyMultiArrayAlloc(Object a, int site) { if (engaged) multiArrayAlloc(a, site); }
+    public static void earlyArrayMade(Object a) { if (engaged) arrayMade(a); }
     public static void earlyObjectNew(int site) { if (engaged) objectNew(site); }
     public static void earlyObjectBuilt(Object o, int site) { if (engaged) objectBuilt(o, site); }
     public static void earlyMethodEnter(int id) { if (engaged) methodEnter(id); }
@@ -153,6 +154,15 @@ public final class HeapProxy {
     public static void arrayAlloc(Object a, int site) {
         long size = HeapProxyAllocs.array(a, site);
         if (HeapProxyAllocs.DEPTH > 1) siteStack(site, size);
+    }
+
+    /**
+     * After a call that returns an array the VM or the JIT made: an array's clone() or Array.newInstance(Class,
+     * int). Counted here, by class, because C2's code for them posts no VMObjectAlloc (the agent leaves the
+     * natives' own events for these two alone).
+     */
+    public static void arrayMade(Object a) {
+        HeapProxyAllocs.madeArray(a);
     }
 
     /**

@@ -403,6 +403,20 @@ final class HeapProxyAllocs {
         else if (site > 0) HeapProxy.tagSite(a, site);
     }
 
+    /**
+     * arrayMade: an array a call returned that the VM or the JIT made (an array's clone, Array.newInstance), by
+     * class: the counting path of array() without a site.
+     */
+    static void madeArray(Object a) {
+        long size = arraySize(a);
+        if (LIVE) {
+            if (!tallied(a, 0, CLASS_ROWS[me()], column(a), size)) arraySlowly(a, 0, size);
+        } else {
+            Class<?> c = a.getClass();
+            if (!counted(CLASS_ROWS[me()], column(c), size)) classSlowly(c, size);
+        }
+    }
+
     /** vmAlloc: an array the VM made (clone, Array.newInstance, JNI; the VM reports each sub-array itself). */
     static void vmArray(Object a) {
         arraySlowly(a, 0, arraySize(a));

@@ -39,6 +39,7 @@ public final class HeapProxy {
     public static void earlyObjectAlloc(Object o) { objectAlloc(o); }
     public static void earlyArrayAlloc(Object a, int site) { arrayAlloc(a, site); }
     public static void earlyMultiArrayAlloc(Object a, int site) { multiArrayAlloc(a, site); }
+    public static void earlyArrayMade(Object a) { arrayMade(a); }
     public static void earlyMethodEnter(int id) { methodEnter(id); }
     public static void earlyMethodExit(int id) { methodExit(id); }
     public static void earlyMethodUnwind(int id) { methodUnwind(id); }
@@ -63,6 +64,11 @@ public final class HeapProxy {
         if (!ready) return;
         if (site > 0 && site < MAX_IDS) sites[site]++; else dropped++;
         countArray(a);
+    }
+
+    /** After a call that returned an array the VM made (an array's clone, Array.newInstance): by class only. */
+    public static synchronized void arrayMade(Object a) {
+        if (ready) countInstance(a.getClass());
     }
 
     /** After a `new`: counted per site, like arrays (the object itself is counted by objectAlloc). */
