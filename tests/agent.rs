@@ -160,6 +160,7 @@ fn allocating_intrinsics_count_exactly() {
         ("float[] clone", 200_000),
         ("Arrays.copyOf", 100_000),
         ("Arrays.copyOfRange", 100_000),
+        ("object clone", 100_000),
         ("StringBuilder", 100_000),
     ];
     for jdk in jdks() {

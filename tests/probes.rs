@@ -146,6 +146,8 @@ const EXPECTED_INSTANCES: &[(&str, u64)] = &[
     ("Allocations$Foo", 1000),
     ("Allocations$Bar", 250),
     ("Allocations$Point", 40),
+    ("Allocations$Twin", 6),    // `twin` and its 5 clones
+    ("Allocations$Triplet", 4), // `triplet` and its 3 clones
     ("boolean[]", 3),
     ("byte[]", 3),
     ("char[]", 24), // 3 in the loop, `chars` and its 20 clones
@@ -169,6 +171,8 @@ const EXPECTED_INSTANCES: &[(&str, u64)] = &[
 const EXPECTED_SITES: &[(&str, &str, u64)] = &[
     ("main", "LAllocations$Foo;", 1000),
     ("main", "LAllocations$Bar;", 250),
+    ("main", "LAllocations$Twin;", 1),
+    ("main", "LAllocations$Triplet;", 1),
     ("lambda$main$0", "LAllocations$Point;", 40),
     ("main", "[Z", 3),
     ("main", "[B", 3),

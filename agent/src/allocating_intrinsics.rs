@@ -17,7 +17,7 @@
 //!   allocation and constructor, `Object.<init>`'s probe with it, where no site probe sits between the `new`
 //!   and the constructor (depth 0, or code whose sites the rules exclude). Turned off.
 //! - `Object.clone` (`_clone`) and `Array.newInstance` (`_newArray`): stay intrinsics. For arrays, the
-//!   rewriter counts them after each call (`probes::made_arrays`), which C2's code cannot skip; turning
+//!   rewriter counts them after each call (`probes::vm_made`), which C2's code cannot skip; turning
 //!   `_clone` off cost h2 twice its time (each clone through the native, its event and an upcall). Clones of
 //!   instances under C2 are a known gap, in docs/ARCHITECTURE.md ("The probes").
 //!

@@ -180,7 +180,14 @@ pub fn load_in(vm: JavaVm, options: &str, phase: Phase) -> Result<switches::RunT
         _ => stack_sample_bytes,
     };
     let counting = rules.objects() || rules.arrays();
-    let vm_alloc_caps: &[u32] = if counting {
+    let vm_alloc_caps: &[u32] = if rules.objects() {
+        // GetBytecodes and GetConstantPool tell a clone counted after its `super.clone()` (vm_allocations.rs).
+        &[
+            capability::GENERATE_VM_OBJECT_ALLOC_EVENTS,
+            capability::GET_BYTECODES,
+            capability::GET_CONSTANT_POOL,
+        ]
+    } else if counting {
         &[capability::GENERATE_VM_OBJECT_ALLOC_EVENTS]
     } else {
         &[]

@@ -15,7 +15,7 @@ use std::time::Instant;
 use instr_rewriter::bytecode::instructions::allocates;
 use instr_rewriter::bytes::Cursor;
 use instr_rewriter::constant_pool::ConstantPool;
-use instr_rewriter::probes::made_arrays::calls_made_array;
+use instr_rewriter::probes::vm_made::{made_by_call, Made};
 use instr_rewriter::probes::Selection;
 use instr_rules::Rules;
 
@@ -458,15 +458,16 @@ pub fn retransform(
 }
 
 /// Whether a method of `class` has an allocation site of a kind `rules` probes (`new` for object sites,
-/// the array instructions and the calls that return an array the VM made for arrays), read with
-/// GetBytecodes and GetConstantPool. True when JVMTI cannot say (a class not yet prepared, no
+/// the array instructions for arrays, and the calls that return what the VM made: `probes::vm_made`),
+/// read with GetBytecodes and GetConstantPool. True when JVMTI cannot say (a class not yet prepared, no
 /// can_get_bytecodes): such a class is retransformed, and the class hook decides.
 fn has_sites(a: &Agent, class: jclass, rules: &Rules) -> bool {
     let Some(methods) = a.jvmti.class_methods(class) else {
         return true;
     };
     let (objects, arrays) = (rules.object_sites(), rules.arrays());
-    let pool_bytes = if arrays {
+    let (clones, vm_made) = (rules.objects(), rules.objects() || arrays);
+    let pool_bytes = if vm_made {
         a.jvmti.constant_pool(class).ok()
     } else {
         None
@@ -476,9 +477,15 @@ fn has_sites(a: &Agent, class: jclass, rules: &Rules) -> bool {
         .and_then(|bytes| ConstantPool::read(bytes, &mut Cursor::new(bytes)).ok());
     methods.into_iter().any(|m| match a.jvmti.bytecodes(m) {
         Ok(code) => allocates(&code, objects, arrays, |pc| {
-            // Without the pool, any call might be one.
-            pool.as_ref()
-                .is_none_or(|pool| calls_made_array(pool, &code, pc))
+            vm_made
+                && pool.as_ref().is_none_or(|pool| {
+                    // Without the pool, any call might be one.
+                    match made_by_call(pool, &code, pc) {
+                        Some(Made::Array) => arrays,
+                        Some(Made::Object) => clones,
+                        None => false,
+                    }
+                })
         }),
         Err(e) => e != ERROR_NATIVE_METHOD,
     })

@@ -3,27 +3,34 @@
 //! for reflection. JVMTI reports them with VMObjectAlloc, on the allocating thread, where JNI may be
 //! used; each is handed to `HeapProxy.vmAlloc`, which counts it like any other object or array.
 //!
-//! Two natives are left out: `Object.clone` of an array and `Array.newArray` (under `Array.newInstance(Class,
-//! int)`). C2, and C1 for clone from JDK 21, make their arrays in code of their own that posts no event, so
-//! the rewriter counts them after each call in the bytecode instead (`probes::made_arrays`), and counting
-//! the native's event too would count them twice.
+//! Some are counted by the rewriter instead, after the call that asked for them (`probes::vm_made`),
+//! because C2 (and C1 for an array's clone, from JDK 21) makes them in code of its own that posts no
+//! event: an array from `Object.clone` or `Array.newArray` (under `Array.newInstance(Class, int)`), and an
+//! object from `Object.clone` when the frame below is a probed `super.clone()`. Counting their events too
+//! would count them twice, so the callback leaves them alone.
 //!
 //! VMObjectAlloc also fires for allocations whose constructor then runs (JNI `NewObject`, reflective
 //! `newInstance` on JDK 17, exceptions the VM creates), and those already reach `Object.<init>`. So an
 //! instance counts here only when the allocating call cannot run a constructor: the top frame is
-//! `Object.clone`. Arrays never run a constructor and always count. Not counted, and documented in
+//! `Object.clone`. Arrays never run a constructor. Not counted, and documented in
 //! docs/REPORTS.md ("What is counted"): JNI `AllocObject` from an application's own native method
 //! (this rule cannot tell it from `NewObject`), and `Unsafe.allocateInstance`: JDK 17 does not report
 //! it, and on JDK 25 java.lang.invoke and reflection call it and then run the constructor, so counting
 //! it would count those objects twice.
 
+use std::collections::HashMap;
 use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Mutex;
 
-use jni_sys::{jclass, jlong, jobject, jvalue};
+use instr_rewriter::bytecode::opcode as op;
+use instr_rewriter::bytes::{read_u2, Cursor};
+use instr_rewriter::constant_pool::ConstantPool;
+use instr_rewriter::probes::PROXY_CLASS;
+use jni_sys::{jclass, jlong, jmethodID, jobject, jvalue};
 
 use crate::jni::Jni;
 use crate::jvmti::{jthread, FrameInfo};
-use crate::state::{agent, Agent};
+use crate::state::{agent, lock, Agent};
 
 /// jmethodIDs of `Object.clone` and of `HeapProxy.vmAlloc`, found at VM_INIT.
 #[derive(Default)]
@@ -36,6 +43,9 @@ pub struct VmAllocators {
     proxy: AtomicUsize,
     /// `java.lang.Cloneable` (a global reference): only its instances can come from `Object.clone`.
     cloneable: AtomicUsize,
+    /// Per (method, bytecode offset) of a call into `Object.clone`: whether the rewriter counts its
+    /// objects after it. Read from the method's bytecode once per call site.
+    counting_calls: Mutex<HashMap<(usize, i64), bool>>,
 }
 
 /// What `HeapProxy.vmAlloc` may count, as its `what` argument: arrays, and instances allocated without a
@@ -46,26 +56,21 @@ const COUNT_INSTANCE: i32 = 2;
 impl VmAllocators {
     /// Looks the methods up; until this has run, VMObjectAlloc events are ignored.
     pub fn resolve(&self, jni: Jni, proxy: jclass) {
-        let find = |class: &str, name: &str, sig: &str| {
+        let find = |class: &str, name: &str, sig: &str, is_static: bool| {
             let c = jni.find_class(class)?;
-            let m = jni.method(c, name, sig);
+            let m = if is_static {
+                jni.static_method(c, name, sig)
+            } else {
+                jni.method(c, name, sig)
+            };
             jni.delete_local(c);
             m
         };
-        let find_static = |class: &str, name: &str, sig: &str| {
-            let c = jni.find_class(class)?;
-            let m = jni.static_method(c, name, sig);
-            jni.delete_local(c);
-            m
-        };
-        if let Some(m) = find("java/lang/Object", "clone", "()Ljava/lang/Object;") {
+        if let Some(m) = find("java/lang/Object", "clone", "()Ljava/lang/Object;", false) {
             self.clone.store(m as usize, Ordering::Relaxed);
         }
-        if let Some(m) = find_static(
-            "java/lang/reflect/Array",
-            "newArray",
-            "(Ljava/lang/Class;I)Ljava/lang/Object;",
-        ) {
+        let new_array = "(Ljava/lang/Class;I)Ljava/lang/Object;";
+        if let Some(m) = find("java/lang/reflect/Array", "newArray", new_array, true) {
             self.new_array.store(m as usize, Ordering::Relaxed);
         }
         if let Some(c) = jni.find_class("java/lang/Cloneable") {
@@ -80,18 +85,20 @@ impl VmAllocators {
     }
 
     /// Whether the array being reported was made by one of the two natives whose arrays the rewriter counts
-    /// at their calls (`probes::made_arrays`): the top frame says.
-    fn made_at_a_call(&self, a: &Agent) -> bool {
-        let top = top_method(a);
-        top != 0
-            && (top == self.clone.load(Ordering::Relaxed)
-                || top == self.new_array.load(Ordering::Relaxed))
+    /// at their calls: the top frame says.
+    fn array_counted_at_call(&self, a: &Agent) -> bool {
+        let [top, _] = top_frames(a);
+        top.is_some_and(|f| {
+            f.method as usize == self.clone.load(Ordering::Relaxed)
+                || f.method as usize == self.new_array.load(Ordering::Relaxed)
+        })
     }
 
-    /// Whether the object being reported was made by `Object.clone`, which runs no constructor. The
-    /// stack is walked only for a Cloneable object: the VM makes others (exceptions, reflection) often.
-    /// IsInstanceOf is not allowed while an exception is pending; the walk alone decides then.
-    fn cloned(&self, a: &Agent, jni: Jni, object: jobject) -> bool {
+    /// Whether the object being reported was made by `Object.clone`, which runs no constructor, and is not
+    /// counted after the call. The stack is walked only for a Cloneable object: the VM makes others
+    /// (exceptions, reflection) often. IsInstanceOf is not allowed while an exception is pending; the walk
+    /// alone decides then.
+    fn uncounted_clone(&self, a: &Agent, jni: Jni, object: jobject) -> bool {
         let cloneable = self.cloneable.load(Ordering::Relaxed) as jclass;
         if !cloneable.is_null()
             && !jni.exception_pending()
@@ -99,21 +106,59 @@ impl VmAllocators {
         {
             return false;
         }
-        top_method(a) == self.clone.load(Ordering::Relaxed)
+        match top_frames(a) {
+            [Some(top), caller] if top.method as usize == self.clone.load(Ordering::Relaxed) => {
+                caller.is_none_or(|c| !self.counted_at_call(a, jni, c))
+            }
+            _ => false,
+        }
+    }
+
+    /// Whether the call `caller` is at is followed by the rewriter's probe: `invokespecial`, then
+    /// `dup; invokestatic java/lang/HeapProxy...` (`probes::vm_made`). Only the rewriter calls HeapProxy.
+    fn counted_at_call(&self, a: &Agent, jni: Jni, caller: FrameInfo) -> bool {
+        let key = (caller.method as usize, caller.location);
+        if let Some(&known) = lock(&self.counting_calls).get(&key) {
+            return known;
+        }
+        let counted = probe_follows(a, jni, caller.method, caller.location as usize);
+        lock(&self.counting_calls).insert(key, counted);
+        counted
     }
 }
 
-/// The jmethodID of the current thread's top frame (0 when it has none).
-fn top_method(a: &Agent) -> usize {
-    let mut top = [FrameInfo {
+fn probe_follows(a: &Agent, jni: Jni, method: jmethodID, pc: usize) -> bool {
+    let Ok(code) = a.jvmti.bytecodes(method) else {
+        return false;
+    };
+    if code.get(pc) != Some(&op::INVOKESPECIAL)
+        || code.get(pc + 3) != Some(&op::DUP)
+        || code.get(pc + 4) != Some(&op::INVOKESTATIC)
+        || code.len() < pc + 7
+    {
+        return false;
+    }
+    let Some(class) = a.jvmti.method_declaring_class(method) else {
+        return false;
+    };
+    let pool_bytes = a.jvmti.constant_pool(class);
+    jni.delete_local(class);
+    let Ok(bytes) = pool_bytes else {
+        return false;
+    };
+    ConstantPool::read(&bytes, &mut Cursor::new(&bytes))
+        .and_then(|pool| pool.member_ref(read_u2(&code, pc + 5)))
+        .is_ok_and(|(owner, _, _)| owner == PROXY_CLASS.as_bytes())
+}
+
+/// The current thread's top two frames.
+fn top_frames(a: &Agent) -> [Option<FrameInfo>; 2] {
+    let mut frames = [FrameInfo {
         method: std::ptr::null_mut(),
         location: 0,
-    }];
-    if a.jvmti.stack_trace(0, &mut top) == 1 {
-        top[0].method as usize
-    } else {
-        0
-    }
+    }; 2];
+    let n = a.jvmti.stack_trace(0, &mut frames);
+    [(n >= 1).then_some(frames[0]), (n >= 2).then_some(frames[1])]
 }
 
 /// JVMTI VMObjectAlloc, on the allocating thread (an exception may be pending).
@@ -131,14 +176,14 @@ pub fn vm_object_alloc(jni: Jni, _thread: jthread, object: jobject, class: jclas
         if vm_alloc == 0 {
             return;
         }
-        // An array takes a one-frame walk to tell the two natives counted at their calls; an instance takes
-        // one only when it is Cloneable. An event with nothing to count makes no upcall.
+        // An array takes a stack walk to tell the two natives counted at their calls; an instance takes one
+        // only when it is Cloneable. An event with nothing to count makes no upcall.
         let array = a.jvmti.is_array_class(class);
         let mut what = 0;
-        if a.rules.arrays() && array != Some(false) && !v.made_at_a_call(a) {
+        if a.rules.arrays() && array != Some(false) && !v.array_counted_at_call(a) {
             what |= COUNT_ARRAY;
         }
-        if a.rules.objects() && array != Some(true) && v.cloned(a, jni, object) {
+        if a.rules.objects() && array != Some(true) && v.uncounted_clone(a, jni, object) {
             what |= COUNT_INSTANCE;
         }
         if what == 0 {

@@ -1,6 +1,6 @@
 // Allocations that C2 (and C1, for an array's clone, from JDK 21) makes in code of its own, with neither the
 // probes in the JDK's bytecode nor the VMObjectAlloc event of the JDK's natives: see agent/src/
-// allocating_intrinsics.rs and rewriter/src/probes/made_arrays.rs. Each loop runs often enough for C2 to
+// allocating_intrinsics.rs and rewriter/src/probes/vm_made.rs. Each loop runs often enough for C2 to
 // compile it. The JDK allocates arrays and StringBuilders for itself too, so the program reads each class's
 // count through HeapProxy (as instr.Counts does) before and after its loop, and prints the difference as
 // `name: count`; the test compares the lines across execution modes.
@@ -9,6 +9,10 @@ public class HotIntrinsics {
     static Object sink;
 
     static final class Made {}
+
+    static final class Twin implements Cloneable {
+        Twin copy() throws CloneNotSupportedException { return (Twin) super.clone(); }
+    }
 
     static java.lang.reflect.Method slotOf, counts;
 
@@ -19,12 +23,17 @@ public class HotIntrinsics {
         slotOf = h.getMethod("classSlotOf", Class.class);
         counts = h.getMethod("instanceCounts");
         Made[] one = { new Made() };
+        // Past JDK 17's reflection inflation (15 calls), which builds names with StringBuilders, before any
+        // loop is measured.
+        for (int i = 0; i < 40; i++) count(Made[].class);
         char[] notLatin1 = { '\u20ac', 'a' };
         measure("Array.newInstance", Made[].class, i -> sink = java.lang.reflect.Array.newInstance(Made.class, 1));
         measure("array clone", Made[].class, i -> sink = one.clone());
         measure("float[] clone", float[].class, i -> sink = new float[] { i }.clone());
         measure("Arrays.copyOf", Made[].class, i -> sink = java.util.Arrays.copyOf(one, 2));
         measure("Arrays.copyOfRange", Made[].class, i -> sink = java.util.Arrays.copyOfRange(one, 0, 2));
+        Twin twin = new Twin();
+        measure("object clone", Twin.class, i -> sink = twin.copy());
         measure("String of chars", byte[].class, i -> sink = new String(notLatin1));
         measure("StringBuilder", StringBuilder.class, i -> sink = new StringBuilder().append("x").append(i).toString());
     }

@@ -9,6 +9,16 @@ public class Allocations {
     static class Foo { int x; }
     static class Bar extends Foo { Bar() { super(); } Bar(int v) { this(); x = v; } }
     record Point(int x, int y) {}
+    static class Twin implements Cloneable {
+        Twin copy() {
+            try {
+                return (Twin) super.clone();                     // invokespecial java/lang/Object.clone
+            } catch (CloneNotSupportedException e) {
+                throw new AssertionError(e);
+            }
+        }
+    }
+    static class Triplet extends Twin {}
 
     static Object sink;
 
@@ -34,6 +44,10 @@ public class Allocations {
         for (int i = 0; i < 7; i++) {
             sink = java.lang.reflect.Array.newInstance(String.class, 2); // 7 String[], counted after the call
         }
+        Twin twin = new Twin();
+        for (int i = 0; i < 5; i++) sink = twin.copy();          // 5 Twin, counted after super.clone()
+        Twin triplet = new Triplet();
+        for (int i = 0; i < 3; i++) sink = triplet.copy();       // 3 Triplet, through Twin's super.clone()
         try {
             sink = new int[-1];                                  // throws: no array, no count
         } catch (NegativeArraySizeException e) {
@@ -41,7 +55,7 @@ public class Allocations {
         }
 
         Class<?>[] report = {
-            Foo.class, Bar.class, Point.class,
+            Foo.class, Bar.class, Point.class, Twin.class, Triplet.class,
             boolean[].class, byte[].class, char[].class, short[].class,
             int[].class, long[].class, float[].class, double[].class,
             String[].class, Foo[].class, int[][].class, Foo[][][].class, Foo[][].class,

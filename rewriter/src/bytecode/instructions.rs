@@ -142,8 +142,9 @@ pub struct Decoded {
     /// their position.
     pub specials: Vec<u32>,
     /// Indexes into `insns` of the returns, the allocations (`new` and the array instructions) and the
-    /// `invokevirtual`/`invokestatic` calls (some return an array the VM made: `probes::made_arrays`), where
-    /// edits insert code, so that a plan need not walk the whole method to find them.
+    /// `invokevirtual`/`invokespecial`/`invokestatic` calls (some return what the VM made:
+    /// `probes::vm_made`), where edits insert code, so that a plan need not walk the whole method to find
+    /// them.
     pub notable: Vec<u32>,
     /// One bit per code byte, set where an instruction starts.
     pub starts: Vec<u64>,
@@ -178,6 +179,7 @@ static DECODE: [u8; 256] = {
             || o == op::ANEWARRAY
             || o == op::MULTIANEWARRAY
             || o == op::INVOKEVIRTUAL
+            || o == op::INVOKESPECIAL
             || o == op::INVOKESTATIC
         {
             t[opcode] |= NOTABLE;
@@ -308,21 +310,22 @@ pub fn local_index(code: &[u8], insn: Instruction) -> Option<u16> {
 }
 
 /// Whether `code` has an allocation site of the kinds asked for: `new` (objects), `newarray`, `anewarray`,
-/// `multianewarray` or a call that `made_array` says returns an array the VM made (arrays; see
-/// `probes::made_arrays`, which needs the class's constant pool). The allocation probes change no method
-/// without one, so a run-time start need not retransform a class none of whose methods has one (and take
-/// its compiled code and profiles away). Code that does not decode counts as allocating.
+/// `multianewarray` (arrays), or a call that `counted_call` says is probed (given its offset: the calls
+/// that return what the VM made, `probes::vm_made`, need the class's constant pool). The allocation
+/// probes change no method without one, so a run-time start need not retransform a class none of whose
+/// methods has one (and take its compiled code and profiles away). Code that does not decode counts as
+/// allocating.
 pub fn allocates(
     code: &[u8],
     objects: bool,
     arrays: bool,
-    made_array: impl Fn(usize) -> bool,
+    counted_call: impl Fn(usize) -> bool,
 ) -> bool {
     Instructions::new(code, 0).any(|insn| {
         insn.map_or(true, |i| match i.opcode {
             op::NEW => objects,
             op::NEWARRAY | op::ANEWARRAY | op::MULTIANEWARRAY => arrays,
-            op::INVOKEVIRTUAL | op::INVOKESTATIC => arrays && made_array(i.pc as usize),
+            op::INVOKEVIRTUAL | op::INVOKESPECIAL | op::INVOKESTATIC => counted_call(i.pc as usize),
             _ => false,
         })
     })
@@ -363,10 +366,9 @@ mod tests {
         assert!(!allocates(&[], true, true, none));
         // a truncated instruction: allocating, to be safe
         assert!(allocates(&[op::SIPUSH], false, false, none));
-        // a call that returns an array the VM made counts for arrays only, as `made_array` says
+        // a call counts as `counted_call` says
         let call = [op::ALOAD_0, op::INVOKEVIRTUAL, 0, 7, op::ARETURN];
-        assert!(allocates(&call, false, true, |pc| pc == 1));
-        assert!(!allocates(&call, true, false, |pc| pc == 1));
+        assert!(allocates(&call, false, false, |pc| pc == 1));
         assert!(!allocates(&call, true, true, none));
     }
 

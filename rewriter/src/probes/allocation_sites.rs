@@ -12,8 +12,9 @@
 //!   the verifier allows; it cannot be passed to a method. Counting at the `new` rather than in the
 //!   constructor counts the object even when its constructor throws, as the VM allocated it.
 //!   (The class counts come from `Object.<init>`, see `object_alloc`.)
-//! * Arrays the VM makes for a call (an array's `clone()`, `Array.newInstance`): after the call,
-//!   `dup; invokestatic HeapProxy.arrayMade(Object)`, by class and without a site (see `made_arrays`).
+//! * What the VM makes for a call (an array's `clone()`, `Array.newInstance`, `super.clone()` into
+//!   `Object.clone`): after the call, `dup; invokestatic HeapProxy.arrayMade(Object)` or `objectAlloc`, by
+//!   class and without a site (see `vm_made`).
 //! * Live objects (when live tracking is on): after the `invokespecial <init>` that finishes an object
 //!   of a `new` site, `dup; push site; invokestatic HeapProxy.objectBuilt(Object, int)`, so that the
 //!   agent can tag the object with its site (see `constructed_objects`).
@@ -21,7 +22,7 @@
 use super::constructed_objects::constructed_objects;
 use super::heap_proxy::{push_int, Flavour, Probe};
 use super::ids::IdRegistry;
-use super::made_arrays::calls_made_array;
+use super::vm_made::{made_by_call, Made};
 use crate::attributes::debug_tables::{read_line_numbers, LineNumber};
 use crate::attributes::names;
 use crate::bytecode::instructions::Instruction;
@@ -43,6 +44,9 @@ pub struct SiteKinds {
     pub objects: bool,
     /// Objects are also handed over once constructed (live tracking); implies `objects`.
     pub built_objects: bool,
+    /// `super.clone()` calls into `Object.clone` count the object they return (the `Object.<init>` probe
+    /// is on, and a clone runs no constructor).
+    pub cloned_objects: bool,
 }
 
 impl SiteKinds {
@@ -51,7 +55,15 @@ impl SiteKinds {
     }
 
     pub fn any(self) -> bool {
-        self.arrays || self.objects
+        self.arrays || self.objects || self.cloned_objects
+    }
+
+    /// Whether a call that returns what the VM made gets a probe.
+    pub fn includes_made(self, made: Made) -> bool {
+        match made {
+            Made::Array => self.arrays,
+            Made::Object => self.cloned_objects,
+        }
     }
 }
 
@@ -59,11 +71,13 @@ impl SiteKinds {
 pub fn has_sites(m: &MethodView<'_, '_>, kinds: SiteKinds) -> bool {
     kinds.any()
         && m.notable()
-            .any(|i| kinds.includes(i.opcode) || (kinds.arrays && is_made_array_call(m, i)))
+            .any(|i| kinds.includes(i.opcode) || made_here(m, i, kinds).is_some())
 }
 
-fn is_made_array_call(m: &MethodView<'_, '_>, insn: Instruction) -> bool {
-    calls_made_array(&m.class.pool, m.code.code, insn.pc as usize)
+/// What the call `insn` returns that the VM made, when `kinds` probes it.
+fn made_here(m: &MethodView<'_, '_>, insn: Instruction, kinds: SiteKinds) -> Option<Made> {
+    made_by_call(&m.class.pool, m.code.code, insn.pc as usize)
+        .filter(|&made| kinds.includes_made(made))
 }
 
 pub fn plan(
@@ -75,14 +89,22 @@ pub fn plan(
     pool: &mut PoolBuilder<'_, '_>,
     out: &mut Insertions,
 ) -> Result<()> {
-    if kinds.arrays {
-        let mut made = m.notable().filter(|&i| is_made_array_call(m, i)).peekable();
-        if made.peek().is_some() {
-            let mut code = vec![op::DUP];
-            Probe::ArrayMade.call(flavour, pool, &mut code)?;
-            for insn in made {
-                out.after(insn.pc, &code);
+    if kinds.arrays || kinds.cloned_objects {
+        let mut probe = [Vec::new(), Vec::new()];
+        for insn in m.notable() {
+            let Some(made) = made_here(m, insn, kinds) else {
+                continue;
+            };
+            let code = &mut probe[made as usize];
+            if code.is_empty() {
+                code.push(op::DUP);
+                let call = match made {
+                    Made::Array => Probe::ArrayMade,
+                    Made::Object => Probe::ObjectAlloc,
+                };
+                call.call(flavour, pool, code)?;
             }
+            out.after(insn.pc, code);
             out.need_stack(1);
         }
     }

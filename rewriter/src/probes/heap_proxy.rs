@@ -28,7 +28,7 @@ pub enum Flavour {
 /// The HeapProxy entry points.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Probe {
-    /// `(Object)`: every object, from `java.lang.Object.<init>`.
+    /// `(Object)`: every object, from `java.lang.Object.<init>`, and an object `Object.clone` made (`vm_made`).
     ObjectAlloc,
     /// `(Object array, int site)`: after each `newarray` and `anewarray`.
     ArrayAlloc,
@@ -50,7 +50,7 @@ pub enum Probe {
     CountCall,
     /// `(int method)`: when an exception leaves a method whose calls are counted only.
     CountUnwind,
-    /// `(Object array)`: after a call that returns an array the VM made (`made_arrays`), by class only.
+    /// `(Object array)`: after a call that returns an array the VM made (`vm_made`), by class only.
     ArrayMade,
 }
 

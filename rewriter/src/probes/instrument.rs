@@ -46,6 +46,7 @@ impl MethodEdit for Instrumenter<'_> {
             arrays: self.selection.arrays(class, m.name, m.descriptor),
             objects,
             built_objects: objects && self.selection.live_objects(),
+            cloned_objects: self.selection.objects(),
         };
         let sites = allocation_sites::has_sites(m, kinds);
         let methods = method_probes_forbidden(class, m.name).is_none()

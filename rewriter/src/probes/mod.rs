@@ -9,11 +9,11 @@ pub mod ids;
 pub mod initialized_code;
 pub mod instrument;
 pub mod lambda_classes;
-pub mod made_arrays;
 pub mod method_calls;
 pub mod nop;
 pub mod object_alloc;
 pub mod selection;
+pub mod vm_made;
 
 pub use heap_proxy::{Flavour, Probe, PROXY_CLASS};
 pub use ids::{IdRegistry, MethodInfo, SiteInfo};
