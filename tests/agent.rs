@@ -161,6 +161,7 @@ fn allocating_intrinsics_count_exactly() {
         ("Arrays.copyOf", 100_000),
         ("Arrays.copyOfRange", 100_000),
         ("object clone", 100_000),
+        ("subclass clone", 100_000),
         ("StringBuilder", 100_000),
     ];
     for jdk in jdks() {

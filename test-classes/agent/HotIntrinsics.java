@@ -14,6 +14,12 @@ public class HotIntrinsics {
         Twin copy() throws CloneNotSupportedException { return (Twin) super.clone(); }
     }
 
+    // javac still names java/lang/Object for super.clone() here: Base has no clone() of its own.
+    static class Base {}
+    static final class Derived extends Base implements Cloneable {
+        Derived copy() throws CloneNotSupportedException { return (Derived) super.clone(); }
+    }
+
     static java.lang.reflect.Method slotOf, counts;
 
     interface Loop { void run(int i) throws Exception; }
@@ -34,6 +40,8 @@ public class HotIntrinsics {
         measure("Arrays.copyOfRange", Made[].class, i -> sink = java.util.Arrays.copyOfRange(one, 0, 2));
         Twin twin = new Twin();
         measure("object clone", Twin.class, i -> sink = twin.copy());
+        Derived derived = new Derived();
+        measure("subclass clone", Derived.class, i -> sink = derived.copy());
         measure("String of chars", byte[].class, i -> sink = new String(notLatin1));
         measure("StringBuilder", StringBuilder.class, i -> sink = new StringBuilder().append("x").append(i).toString());
     }

@@ -8,10 +8,12 @@
 //! call was one of these (agent/src/vm_allocations.rs), so each is counted once whichever code made it.
 //!
 //! Only `invokespecial java/lang/Object.clone` is certain to reach `Object.clone` without an override in
-//! between; `super.clone()` in a class whose superclass is not `Object` names that superclass, which may
-//! override it and count the clone itself. Not covered, and documented in docs/ARCHITECTURE.md ("The
-//! probes"): those clones under C2, the calls made through reflection, a method handle or JNI, and an
-//! array's clone that a class file names as `java/lang/Object.clone`.
+//! between. It is what javac writes for every `super.clone()` that no superclass overrides, as it names
+//! `Object` for any of `Object`'s members; a call that names a superclass reaches that superclass's own
+//! `clone()`, which counts the clone itself. Not covered, and documented in docs/ARCHITECTURE.md ("The
+//! probes"): a call from another compiler that names a superclass without a `clone()`, under C2; the
+//! calls made through reflection, a method handle or JNI; and an array's clone that a class file names as
+//! `java/lang/Object.clone`.
 
 use crate::bytecode::opcode as op;
 use crate::bytes::read_u2;
