@@ -24,14 +24,13 @@ pub struct MethodView<'m, 'a> {
     pub descriptor: &'a [u8],
     pub code: &'m CodeAttribute<'a>,
     pub insns: &'m [Instruction],
-    /// Indexes into `insns` of the returns, allocations and `invokevirtual`/`invokestatic` calls, in code
-    /// order.
+    /// Indexes into `insns` of the returns and allocations, in code order.
     pub notable: &'m [u32],
 }
 
 impl MethodView<'_, '_> {
-    /// The returns, allocations (`new`, `newarray`, `anewarray`, `multianewarray`) and
-    /// `invokevirtual`/`invokestatic` calls, in code order: where edits usually insert code.
+    /// The returns and allocations (`new`, `newarray`, `anewarray`, `multianewarray`), in code order:
+    /// where edits usually insert code.
     pub fn notable(&self) -> impl Iterator<Item = Instruction> + Clone + '_ {
         self.notable.iter().map(|&i| self.insns[i as usize])
     }

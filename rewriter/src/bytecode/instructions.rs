@@ -141,10 +141,9 @@ pub struct Decoded {
     /// Indexes into `insns` of the branches and switches: the instructions whose encoding depends on
     /// their position.
     pub specials: Vec<u32>,
-    /// Indexes into `insns` of the returns, the allocations (`new` and the array instructions) and the
-    /// `invokevirtual`/`invokespecial`/`invokestatic` calls (some return what the VM made:
-    /// `probes::vm_made`), where edits insert code, so that a plan need not walk the whole method to find
-    /// them.
+    /// Indexes into `insns` of the returns and allocations (`new` and the array instructions), where
+    /// edits insert code, so that a plan need not walk the whole method to find them. Calls are not kept:
+    /// they are many, and only the allocation probes look at them (`probes::vm_made`).
     pub notable: Vec<u32>,
     /// One bit per code byte, set where an instruction starts.
     pub starts: Vec<u64>,
@@ -178,9 +177,6 @@ static DECODE: [u8; 256] = {
             || o == op::NEWARRAY
             || o == op::ANEWARRAY
             || o == op::MULTIANEWARRAY
-            || o == op::INVOKEVIRTUAL
-            || o == op::INVOKESPECIAL
-            || o == op::INVOKESTATIC
         {
             t[opcode] |= NOTABLE;
         }

@@ -70,14 +70,31 @@ impl SiteKinds {
 /// Whether the method has an instruction these kinds probe.
 pub fn has_sites(m: &MethodView<'_, '_>, kinds: SiteKinds) -> bool {
     kinds.any()
-        && m.notable()
-            .any(|i| kinds.includes(i.opcode) || made_here(m, i, kinds).is_some())
+        && (m.notable().any(|i| kinds.includes(i.opcode))
+            || made_by_calls(m, kinds).next().is_some())
 }
 
-/// What the call `insn` returns that the VM made, when `kinds` probes it.
-fn made_here(m: &MethodView<'_, '_>, insn: Instruction, kinds: SiteKinds) -> Option<Made> {
-    made_by_call(&m.class.pool, m.code.code, insn.pc as usize)
-        .filter(|&made| kinds.includes_made(made))
+/// The calls that return what the VM made and that `kinds` probes, with what they return. The whole method
+/// is walked: calls are not among its notable instructions.
+fn made_by_calls<'m>(
+    m: &'m MethodView<'_, '_>,
+    kinds: SiteKinds,
+) -> impl Iterator<Item = (Instruction, Made)> + 'm {
+    let wanted = kinds.arrays || kinds.cloned_objects;
+    m.insns
+        .iter()
+        .filter(move |i| {
+            wanted
+                && matches!(
+                    i.opcode,
+                    op::INVOKEVIRTUAL | op::INVOKESPECIAL | op::INVOKESTATIC
+                )
+        })
+        .filter_map(move |&i| {
+            made_by_call(&m.class.pool, m.code.code, i.pc as usize)
+                .filter(|&made| kinds.includes_made(made))
+                .map(|made| (i, made))
+        })
 }
 
 pub fn plan(
@@ -89,24 +106,19 @@ pub fn plan(
     pool: &mut PoolBuilder<'_, '_>,
     out: &mut Insertions,
 ) -> Result<()> {
-    if kinds.arrays || kinds.cloned_objects {
-        let mut probe = [Vec::new(), Vec::new()];
-        for insn in m.notable() {
-            let Some(made) = made_here(m, insn, kinds) else {
-                continue;
+    let mut probe = [Vec::new(), Vec::new()];
+    for (insn, made) in made_by_calls(m, kinds) {
+        let code = &mut probe[made as usize];
+        if code.is_empty() {
+            code.push(op::DUP);
+            let call = match made {
+                Made::Array => Probe::ArrayMade,
+                Made::Object => Probe::ObjectAlloc,
             };
-            let code = &mut probe[made as usize];
-            if code.is_empty() {
-                code.push(op::DUP);
-                let call = match made {
-                    Made::Array => Probe::ArrayMade,
-                    Made::Object => Probe::ObjectAlloc,
-                };
-                call.call(flavour, pool, code)?;
-            }
-            out.after(insn.pc, code);
-            out.need_stack(1);
+            call.call(flavour, pool, code)?;
         }
+        out.after(insn.pc, code);
+        out.need_stack(1);
     }
     let mut sites = m.notable().filter(|i| kinds.includes(i.opcode));
     let count = sites.clone().count() as u32;

@@ -17,7 +17,7 @@
 
 use crate::bytecode::opcode as op;
 use crate::bytes::read_u2;
-use crate::constant_pool::ConstantPool;
+use crate::constant_pool::{Constant, ConstantPool};
 
 /// What a call returns that the VM made.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -39,7 +39,26 @@ pub fn made_by_call(pool: &ConstantPool<'_>, code: &[u8], pc: usize) -> Option<M
     {
         return None;
     }
-    let (class, name, descriptor) = pool.member_ref(read_u2(code, pc + 1)).ok()?;
+    // The name first: it turns away almost every call with one lookup less than the whole reference.
+    let (Ok(Constant::Methodref {
+        class,
+        name_and_type,
+    })
+    | Ok(Constant::InterfaceMethodref {
+        class,
+        name_and_type,
+    })) = pool.get(read_u2(code, pc + 1))
+    else {
+        return None;
+    };
+    let Ok(Constant::NameAndType { name, descriptor }) = pool.get(name_and_type) else {
+        return None;
+    };
+    let name = pool.utf8(name).ok()?;
+    if name != CLONE && name != b"newInstance" {
+        return None;
+    }
+    let (class, descriptor) = (pool.class_name(class).ok()?, pool.utf8(descriptor).ok()?);
     match opcode {
         op::INVOKEVIRTUAL
             if class.first() == Some(&b'[') && name == CLONE && descriptor == CLONE_DESCRIPTOR =>
