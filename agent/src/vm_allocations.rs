@@ -87,7 +87,7 @@ impl VmAllocators {
     /// Whether the array being reported was made by one of the two natives whose arrays the rewriter counts
     /// at their calls: the top frame says.
     fn array_counted_at_call(&self, a: &Agent) -> bool {
-        let [top, _] = top_frames(a);
+        let [top] = top_frames::<1>(a);
         top.is_some_and(|f| {
             f.method as usize == self.clone.load(Ordering::Relaxed)
                 || f.method as usize == self.new_array.load(Ordering::Relaxed)
@@ -106,7 +106,7 @@ impl VmAllocators {
         {
             return false;
         }
-        match top_frames(a) {
+        match top_frames::<2>(a) {
             [Some(top), caller] if top.method as usize == self.clone.load(Ordering::Relaxed) => {
                 caller.is_none_or(|c| !self.counted_at_call(a, jni, c))
             }
@@ -151,14 +151,14 @@ fn probe_follows(a: &Agent, jni: Jni, method: jmethodID, pc: usize) -> bool {
         .is_ok_and(|(owner, _, _)| owner == PROXY_CLASS.as_bytes())
 }
 
-/// The current thread's top two frames.
-fn top_frames(a: &Agent) -> [Option<FrameInfo>; 2] {
+/// The current thread's top N frames: one tells the native an array came from, two the call under a clone.
+fn top_frames<const N: usize>(a: &Agent) -> [Option<FrameInfo>; N] {
     let mut frames = [FrameInfo {
         method: std::ptr::null_mut(),
         location: 0,
-    }; 2];
+    }; N];
     let n = a.jvmti.stack_trace(0, &mut frames);
-    [(n >= 1).then_some(frames[0]), (n >= 2).then_some(frames[1])]
+    std::array::from_fn(|k| (k < n).then_some(frames[k]))
 }
 
 /// JVMTI VMObjectAlloc, on the allocating thread (an exception may be pending).
