@@ -24,6 +24,36 @@ const PROXY_FRAMES: jint = 2;
 /// no constructor runs, no finalizer is registered, nothing counts it (VMObjectAlloc counts only clones
 /// and arrays), and it is garbage at once; once per class name. Array classes have no instance size
 /// (each array's bytes are counted as it is allocated).
+/// Whether `super.clone()` looking from `start` up runs `Object.clone`: no class on the way declares an
+/// instance `clone()` that overrides it (JNI's lookup also finds private ones, which cannot, so the search
+/// goes on above those). False when JNI or JVMTI cannot say.
+pub fn reaches_object_clone(jni: Jni, start: jclass) -> bool {
+    let Some(a) = agent() else { return false };
+    let mut from = start;
+    // Each step climbs at least one class; the bound only guards against a broken answer.
+    for _ in 0..1024 {
+        let Some(method) = jni.method(from, "clone", "()Ljava/lang/Object;") else {
+            return false;
+        };
+        let Some(declaring) = a.jvmti.method_declaring_class(method) else {
+            return false;
+        };
+        if a.jvmti.class_signature(declaring).as_deref() == Some("Ljava/lang/Object;") {
+            return true;
+        }
+        if a.jvmti.method_modifiers(method) & MODIFIER_PRIVATE == 0 {
+            return false;
+        }
+        from = jni.superclass(declaring);
+        if from.is_null() {
+            return false;
+        }
+    }
+    false
+}
+
+const MODIFIER_PRIVATE: jint = 0x0002;
+
 pub fn class_index(jni: Jni, class: jclass, o: jobject) -> jint {
     let Some(a) = agent() else { return -1 };
     let Some(signature) = a.jvmti.class_signature(class) else {

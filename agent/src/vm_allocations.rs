@@ -115,7 +115,8 @@ impl VmAllocators {
     }
 
     /// Whether the call `caller` is at is followed by the rewriter's probe: `invokespecial`, then
-    /// `dup; invokestatic java/lang/HeapProxy...` (`probes::vm_made`). Only the rewriter calls HeapProxy.
+    /// `dup; invokestatic java/lang/HeapProxy...`, with `superCloned`'s two arguments pushed before the call
+    /// (`probes::vm_made`). Only the rewriter calls HeapProxy.
     fn counted_at_call(&self, a: &Agent, jni: Jni, caller: FrameInfo) -> bool {
         let key = (caller.method as usize, caller.location);
         if let Some(&known) = lock(&self.counting_calls).get(&key) {
@@ -131,11 +132,20 @@ fn probe_follows(a: &Agent, jni: Jni, method: jmethodID, pc: usize) -> bool {
     let Ok(code) = a.jvmti.bytecodes(method) else {
         return false;
     };
-    if code.get(pc) != Some(&op::INVOKESPECIAL)
-        || code.get(pc + 3) != Some(&op::DUP)
-        || code.get(pc + 4) != Some(&op::INVOKESTATIC)
-        || code.len() < pc + 7
-    {
+    if code.get(pc) != Some(&op::INVOKESPECIAL) || code.get(pc + 3) != Some(&op::DUP) {
+        return false;
+    }
+    // `superCloned` pushes the method id and the superclass before its call; `objectAlloc` nothing.
+    let mut at = pc + 4;
+    for _ in 0..2 {
+        at += match code.get(at) {
+            Some(&(op::ICONST_M1..=op::ICONST_5)) => 1,
+            Some(&(op::BIPUSH | op::LDC)) => 2,
+            Some(&(op::SIPUSH | op::LDC_W)) => 3,
+            _ => break,
+        };
+    }
+    if code.get(at) != Some(&op::INVOKESTATIC) || code.len() < at + 3 {
         return false;
     }
     let Some(class) = a.jvmti.method_declaring_class(method) else {
@@ -147,7 +157,7 @@ fn probe_follows(a: &Agent, jni: Jni, method: jmethodID, pc: usize) -> bool {
         return false;
     };
     ConstantPool::read(&bytes, &mut Cursor::new(&bytes))
-        .and_then(|pool| pool.member_ref(read_u2(&code, pc + 5)))
+        .and_then(|pool| pool.member_ref(read_u2(&code, at + 1)))
         .is_ok_and(|(owner, _, _)| owner == PROXY_CLASS.as_bytes())
 }
 

@@ -30,7 +30,7 @@ pub struct PoolBuilder<'p, 'a> {
 }
 
 /// How many constants [`PoolBuilder::memo`] can remember per class.
-pub const MEMO_SLOTS: usize = 14;
+pub const MEMO_SLOTS: usize = 15;
 
 /// A multiply-rotate hasher for small integer keys: SipHash's DoS resistance buys nothing here.
 #[derive(Default, Clone, Copy)]

@@ -20,6 +20,31 @@ public class HotIntrinsics {
         Derived copy() throws CloneNotSupportedException { return (Derived) super.clone(); }
     }
 
+    // super.clone() through a superclass that declares clone() itself: javac names Middle, whose clone() counts
+    // the object; the call in Lower must not count it again.
+    static class Middle implements Cloneable {
+        @Override protected Object clone() throws CloneNotSupportedException { return super.clone(); }
+    }
+    static final class Lower extends Middle {
+        Lower copy() throws CloneNotSupportedException { return (Lower) super.clone(); }
+    }
+
+    // Two classes as a superclass's other version leaves them (separate compilation). The test renames names in
+    // their class files after javac (tests/agent.rs, compile_agent_programs):
+    // - Renamed's call names NoClone, which has no clone(), instead of Object: it reaches Object.clone.
+    static class NoClone {}
+    static final class Renamed extends NoClone implements Cloneable {
+        Renamed copy() throws CloneNotSupportedException { return (Renamed) super.clone(); }
+    }
+    // - Grown's superclass gains a clone() (clonf becomes clone), while Grown's call still names Object: the
+    //   call runs Grown's superclass's clone(), which counts the object.
+    static class GainsClone {
+        protected Object clonf() throws CloneNotSupportedException { return super.clone(); }
+    }
+    static final class Grown extends GainsClone implements Cloneable {
+        Grown copy() throws CloneNotSupportedException { return (Grown) super.clone(); }
+    }
+
     static java.lang.reflect.Method slotOf, counts;
 
     interface Loop { void run(int i) throws Exception; }
@@ -42,6 +67,12 @@ public class HotIntrinsics {
         measure("object clone", Twin.class, i -> sink = twin.copy());
         Derived derived = new Derived();
         measure("subclass clone", Derived.class, i -> sink = derived.copy());
+        Lower lower = new Lower();
+        measure("clone through an override", Lower.class, i -> sink = lower.copy());
+        Renamed renamed = new Renamed();
+        measure("clone naming a superclass", Renamed.class, i -> sink = renamed.copy());
+        Grown grown = new Grown();
+        measure("clone whose superclass gained one", Grown.class, i -> sink = grown.copy());
         measure("String of chars", byte[].class, i -> sink = new String(notLatin1));
         measure("StringBuilder", StringBuilder.class, i -> sink = new StringBuilder().append("x").append(i).toString());
     }

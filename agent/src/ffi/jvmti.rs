@@ -289,6 +289,12 @@ impl Jvmti {
         let sig = self.take_string(e, sig)?;
         Some((name, sig))
     }
+    /// The method's access flags (`ACC_*`); 0 on error.
+    pub fn method_modifiers(&self, method: jmethodID) -> jint {
+        let mut m: jint = 0;
+        call!(self, 66, fn(jmethodID, *mut jint), method, &mut m);
+        m
+    }
     pub fn method_declaring_class(&self, method: jmethodID) -> Option<jclass> {
         let mut class: jclass = ptr::null_mut();
         let e = call!(self, 65, fn(jmethodID, *mut jclass), method, &mut class);

@@ -39,6 +39,18 @@ pub extern "system" fn Java_java_lang_HeapProxy_siteStack(
 }
 
 #[no_mangle]
+pub extern "system" fn Java_java_lang_HeapProxy_reachesObjectClone(
+    env: *mut JNIEnv,
+    _: jclass,
+    start: jclass,
+) -> jboolean {
+    const P: Policy = Policy::once("HeapProxy.reachesObjectClone", ALLOCATIONS);
+    guard(P, 0, || {
+        crate::natives::reaches_object_clone(jni(env), start) as jboolean
+    })
+}
+
+#[no_mangle]
 pub extern "system" fn Java_java_lang_HeapProxy_tag(
     env: *mut JNIEnv,
     _: jclass,

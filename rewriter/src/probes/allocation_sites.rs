@@ -13,8 +13,9 @@
 //!   constructor counts the object even when its constructor throws, as the VM allocated it.
 //!   (The class counts come from `Object.<init>`, see `object_alloc`.)
 //! * What the VM makes for a call (an array's `clone()`, `Array.newInstance`, `super.clone()` into
-//!   `Object.clone`): after the call, `dup; invokestatic HeapProxy.arrayMade(Object)` or `objectAlloc`, by
-//!   class and without a site (see `vm_made`).
+//!   `Object.clone`): after the call, `dup; invokestatic HeapProxy.arrayMade(Object)` or `objectAlloc`, or
+//!   `superCloned` where only the run time knows whether `super.clone()` reaches `Object.clone`; by class
+//!   and without a site (see `vm_made`).
 //! * Live objects (when live tracking is on): after the `invokespecial <init>` that finishes an object
 //!   of a `new` site, `dup; push site; invokestatic HeapProxy.objectBuilt(Object, int)`, so that the
 //!   agent can tag the object with its site (see `constructed_objects`).
@@ -22,7 +23,7 @@
 use super::constructed_objects::constructed_objects;
 use super::heap_proxy::{push_int, Flavour, Probe};
 use super::ids::IdRegistry;
-use super::vm_made::{made_by_call, Made};
+use super::vm_made::{clone_call, made_by_call, CloneCall, Made};
 use crate::attributes::debug_tables::{read_line_numbers, LineNumber};
 use crate::attributes::names;
 use crate::bytecode::instructions::Instruction;
@@ -74,12 +75,21 @@ pub fn has_sites(m: &MethodView<'_, '_>, kinds: SiteKinds) -> bool {
             || made_by_calls(m, kinds).next().is_some())
 }
 
-/// The calls that return what the VM made and that `kinds` probes, with what they return. The whole method
-/// is walked: calls are not among its notable instructions.
+/// How a call that returns what the VM made is counted after it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum MadeProbe {
+    Array,
+    Object,
+    /// `super.clone()` decided at run time, from the superclass at this pool index (`vm_made::CloneCall`).
+    SuperCloned(u16),
+}
+
+/// The calls that return what the VM made and that `kinds` probes, with their probe. The whole method is
+/// walked: calls are not among its notable instructions.
 fn made_by_calls<'m>(
     m: &'m MethodView<'_, '_>,
     kinds: SiteKinds,
-) -> impl Iterator<Item = (Instruction, Made)> + 'm {
+) -> impl Iterator<Item = (Instruction, MadeProbe)> + 'm {
     let wanted = kinds.arrays || kinds.cloned_objects;
     m.insns
         .iter()
@@ -91,9 +101,20 @@ fn made_by_calls<'m>(
                 )
         })
         .filter_map(move |&i| {
-            made_by_call(&m.class.pool, m.code.code, i.pc as usize)
-                .filter(|&made| kinds.includes_made(made))
-                .map(|made| (i, made))
+            let pool = &m.class.pool;
+            let probe = match made_by_call(pool, m.code.code, i.pc as usize)? {
+                made if !kinds.includes_made(made) => return None,
+                Made::Array => MadeProbe::Array,
+                Made::Object => {
+                    let owner = pool.member_ref(read_u2(m.code.code, i.pc as usize + 1)).ok()?.0;
+                    match clone_call(m.class, owner) {
+                        CloneCall::Object => MadeProbe::Object,
+                        CloneCall::FromSuper(start) => MadeProbe::SuperCloned(start),
+                        CloneCall::Elsewhere => return None,
+                    }
+                }
+            };
+            Some((i, probe))
         })
 }
 
@@ -106,19 +127,25 @@ pub fn plan(
     pool: &mut PoolBuilder<'_, '_>,
     out: &mut Insertions,
 ) -> Result<()> {
-    let mut probe = [Vec::new(), Vec::new()];
+    // One snippet per kind serves the whole method: the method id and the superclass are the method's.
+    let mut probe = [Vec::new(), Vec::new(), Vec::new()];
     for (insn, made) in made_by_calls(m, kinds) {
-        let code = &mut probe[made as usize];
+        let (slot, call) = match made {
+            MadeProbe::Array => (0, Probe::ArrayMade),
+            MadeProbe::Object => (1, Probe::ObjectAlloc),
+            MadeProbe::SuperCloned(_) => (2, Probe::SuperCloned),
+        };
+        let code = &mut probe[slot];
         if code.is_empty() {
             code.push(op::DUP);
-            let call = match made {
-                Made::Array => Probe::ArrayMade,
-                Made::Object => Probe::ObjectAlloc,
-            };
+            if let MadeProbe::SuperCloned(start) = made {
+                push_int(method_id, pool, code)?;
+                push_class(start, code);
+            }
             call.call(flavour, pool, code)?;
         }
         out.after(insn.pc, code);
-        out.need_stack(1);
+        out.need_stack(if slot == 2 { 3 } else { 1 });
     }
     let mut sites = m.notable().filter(|i| kinds.includes(i.opcode));
     let count = sites.clone().count() as u32;
@@ -166,6 +193,17 @@ pub fn plan(
     }
     out.need_stack(2);
     Ok(())
+}
+
+/// Appends `ldc` (or `ldc_w`) of the Class constant at `index`.
+fn push_class(index: u16, out: &mut Vec<u8>) {
+    match u8::try_from(index) {
+        Ok(short) => out.extend_from_slice(&[op::LDC, short]),
+        Err(_) => {
+            out.push(op::LDC_W);
+            out.extend_from_slice(&index.to_be_bytes());
+        }
+    }
 }
 
 /// The method's line table sorted by start (class files need not sort it).

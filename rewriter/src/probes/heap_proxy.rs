@@ -12,8 +12,8 @@ pub const PROXY_CLASS: &str = "java/lang/HeapProxy";
 
 /// [`PoolBuilder::memo`] slot of the [`PROXY_CLASS`] constant; the slots below it hold the probes'
 /// Methodrefs, one per [`Probe`] (its discriminant).
-pub const MEMO_PROXY_CLASS: usize = 11;
-const _: () = assert!(Probe::ArrayMade as usize == MEMO_PROXY_CLASS - 1);
+pub const MEMO_PROXY_CLASS: usize = 12;
+const _: () = assert!(Probe::SuperCloned as usize == MEMO_PROXY_CLASS - 1);
 
 /// Which variant of each HeapProxy method a call site uses.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -52,6 +52,9 @@ pub enum Probe {
     CountUnwind,
     /// `(Object array)`: after a call that returns an array the VM made (`vm_made`), by class only.
     ArrayMade,
+    /// `(Object, int method, Class start)`: after `super.clone()` in a class whose superclass is not
+    /// `Object`; counts the object when the call reached `Object.clone` from `start` (`vm_made`).
+    SuperCloned,
 }
 
 impl Probe {
@@ -79,6 +82,8 @@ impl Probe {
             (Probe::CountUnwind, Flavour::Native) => "countUnwind",
             (Probe::ArrayMade, Flavour::Early) => "earlyArrayMade",
             (Probe::ArrayMade, Flavour::Native) => "arrayMade",
+            (Probe::SuperCloned, Flavour::Early) => "earlySuperCloned",
+            (Probe::SuperCloned, Flavour::Native) => "superCloned",
         }
     }
 
@@ -94,6 +99,7 @@ impl Probe {
             | Probe::ObjectNew
             | Probe::CountCall
             | Probe::CountUnwind => "(I)V",
+            Probe::SuperCloned => "(Ljava/lang/Object;ILjava/lang/Class;)V",
         }
     }
 

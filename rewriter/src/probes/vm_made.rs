@@ -1,5 +1,5 @@
 //! Calls that return an array or object the called method did not make in bytecode: an array's `clone()`,
-//! `java.lang.reflect.Array.newInstance(Class, int)` and `super.clone()` straight into `Object.clone`. The
+//! `java.lang.reflect.Array.newInstance(Class, int)` and `super.clone()` when it reaches `Object.clone`. The
 //! interpreter makes these in a native, which posts JVMTI's VMObjectAlloc; C2 (and, for an array's clone,
 //! C1 from JDK 21) makes them in code of its own, which posts nothing and runs no probe. So they are counted
 //! where the bytecode asks for them: after the call returns, `dup; invokestatic HeapProxy.arrayMade(Object)`
@@ -7,14 +7,19 @@
 //! object, each by class. The agent's VMObjectAlloc callback leaves these natives' objects alone when the
 //! call was one of these (agent/src/vm_allocations.rs), so each is counted once whichever code made it.
 //!
-//! Only `invokespecial java/lang/Object.clone` is certain to reach `Object.clone` without an override in
-//! between. It is what javac writes for every `super.clone()` that no superclass overrides, as it names
-//! `Object` for any of `Object`'s members; a call that names a superclass reaches that superclass's own
-//! `clone()`, which counts the clone itself. Not covered, and documented in docs/ARCHITECTURE.md ("The
-//! probes"): a call from another compiler that names a superclass without a `clone()`, under C2; the
-//! calls made through reflection, a method handle or JNI; and an array's clone that a class file names as
-//! `java/lang/Object.clone`.
+//! `super.clone()` is an `invokespecial` of `clone()` naming the superclass or `Object`, and the JVM looks
+//! for the method it runs from the calling class's direct superclass up (JVMS 6.5, invokespecial). Where that
+//! superclass is `Object`, the call reaches `Object.clone` and the probe counts by class ([`CloneCall::Object`]).
+//! Otherwise only the run time knows whether a class between declares a `clone()` that counts its clone
+//! itself: javac names `Object` for every `super.clone()` no superclass overrides *when it compiles*, and
+//! the superclass may have gained or lost one since (separate compilation), or another compiler may have
+//! named the superclass. Such a call gets `dup; push method; ldc Super; invokestatic
+//! HeapProxy.superCloned(Object, int, Class)`, which decides once per method ([`CloneCall::FromSuper`]).
+//! Not covered, and documented in docs/ARCHITECTURE.md ("The probes"): the calls made through reflection, a
+//! method handle or JNI; an array's clone that a class file names as `java/lang/Object.clone`; and
+//! `super.clone()` under C2 in class files older than version 49, which cannot `ldc` a class.
 
+use crate::classfile::ClassFile;
 use crate::bytecode::opcode as op;
 use crate::bytes::read_u2;
 use crate::constant_pool::{Constant, ConstantPool};
@@ -73,10 +78,40 @@ pub fn made_by_call(pool: &ConstantPool<'_>, code: &[u8], pc: usize) -> Option<M
             Some(Made::Array)
         }
         op::INVOKESPECIAL
-            if class == b"java/lang/Object" && name == CLONE && descriptor == CLONE_DESCRIPTOR =>
+            if class.first() != Some(&b'[') && name == CLONE && descriptor == CLONE_DESCRIPTOR =>
         {
             Some(Made::Object)
         }
         _ => None,
+    }
+}
+
+/// Where the `clone()` that an `invokespecial` in `class` names is looked for, and so how its object is counted.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum CloneCall {
+    /// The class's superclass is `Object`: the call reaches `Object.clone`, counted after it by class.
+    Object,
+    /// The search starts at the superclass, whose Class constant is at this pool index: counted after the
+    /// call if, at run time, no class from there up declares `clone()`.
+    FromSuper(u16),
+    /// Not counted here: the class's own `clone()`, which counts for itself, or a class file too old to
+    /// `ldc` a class.
+    Elsewhere,
+}
+
+/// How `invokespecial owner.clone()` in `class` is counted (`owner` is the call's class name).
+pub fn clone_call(class: &ClassFile<'_>, owner: &[u8]) -> CloneCall {
+    let own = owner == class.name()
+        && class.methods.iter().any(|m| {
+            m.access & crate::classfile::access::STATIC == 0
+                && class.pool.utf8(m.name_index).ok() == Some(CLONE)
+                && class.pool.utf8(m.descriptor_index).ok() == Some(CLONE_DESCRIPTOR)
+        });
+    match class.pool.class_name(class.super_class) {
+        _ if own => CloneCall::Elsewhere,
+        Ok(b"java/lang/Object") => CloneCall::Object,
+        // `ldc` of a Class constant is valid from version 49 on.
+        Ok(_) if class.major_version >= 49 => CloneCall::FromSuper(class.super_class),
+        _ => CloneCall::Elsewhere,
     }
 }

@@ -103,6 +103,7 @@ public final class HeapProxy {
     public static void earlyArrayAlloc(Object a, int site) { if (engaged) arrayAlloc(a, site); }
     public static void earlyMultiArrayAlloc(Object a, int site) { if (engaged) multiArrayAlloc(a, site); }
     public static void earlyArrayMade(Object a) { if (engaged) arrayMade(a); }
+    public static void earlySuperCloned(Object o, int method, Class<?> start) { if (engaged) superCloned(o, method, start); }
     public static void earlyObjectNew(int site) { if (engaged) objectNew(site); }
     public static void earlyObjectBuilt(Object o, int site) { if (engaged) objectBuilt(o, site); }
     public static void earlyMethodEnter(int id) { if (engaged) methodEnter(id); }
@@ -166,6 +167,16 @@ public final class HeapProxy {
     }
 
     /**
+     * After super.clone() in a class whose superclass is not Object (rewriter/src/probes/vm_made.rs): the object,
+     * as objectAlloc counts it, when the call reached Object.clone, i.e. when no class from `start` (the caller's
+     * superclass) up declares a clone() of its own, which would count the object itself. The agent decides once
+     * per method; the answer is kept by method id.
+     */
+    public static void superCloned(Object o, int method, Class<?> start) {
+        if (HeapProxyAllocs.reachesObjectClone(method, start)) objectAlloc(o);
+    }
+
+    /**
      * After a multianewarray: the outer array as arrayAlloc, and the sub-arrays it made, by class. Not through
      * arrayAlloc: the stack walk skips a fixed number of HeapProxy frames.
      */
@@ -209,6 +220,8 @@ public final class HeapProxy {
     static native void tag(Object o, int index);
     /** Tags an object or array sampled for live tracking with its allocation site (depth > 0). */
     static native void tagSite(Object o, int site);
+    /** Whether no class from `start` up to Object declares an instance clone() that overrides Object's. */
+    static native boolean reachesObjectClone(Class<?> start);
     /** Records the current stack for an allocation at `site` (bytes: arrays only, objects are sized later). */
     private static native void siteStack(int site, long bytes);
 

@@ -417,6 +417,34 @@ final class HeapProxyAllocs {
         }
     }
 
+    /**
+     * superCloned: by method id, 0 while undecided, 1 when the method's super.clone() reaches Object.clone, 2 when
+     * a clone() between counts the object. Grown by copying under no lock: a write lost to a race, or read
+     * before it is seen, is 0 and is decided again, never wrong. Arrays made here run no probe.
+     */
+    private static byte[] cloneDecisions = new byte[0];
+
+    static boolean reachesObjectClone(int method, Class<?> start) {
+        byte[] d = cloneDecisions;
+        int v = method >= 0 && method < d.length ? d[method] : 0;
+        return (v == 0 ? decideClone(method, start) : v) == 1;
+    }
+
+    @DontInline
+    private static int decideClone(int method, Class<?> start) {
+        int v = HeapProxy.reachesObjectClone(start) ? 1 : 2;
+        if (method < 0) return v;
+        byte[] d = cloneDecisions;
+        if (method >= d.length) {
+            byte[] grown = new byte[method < 2 * d.length ? 2 * d.length : method + 1];
+            System.arraycopy(d, 0, grown, 0, d.length);
+            d = grown;
+        }
+        d[method] = (byte) v;
+        cloneDecisions = d;
+        return v;
+    }
+
     /** vmAlloc: an array the VM made (clone, Array.newInstance, JNI; the VM reports each sub-array itself). */
     static void vmArray(Object a) {
         arraySlowly(a, 0, arraySize(a));

@@ -40,6 +40,7 @@ public final class HeapProxy {
     public static void earlyArrayAlloc(Object a, int site) { arrayAlloc(a, site); }
     public static void earlyMultiArrayAlloc(Object a, int site) { multiArrayAlloc(a, site); }
     public static void earlyArrayMade(Object a) { arrayMade(a); }
+    public static void earlySuperCloned(Object o, int method, Class<?> start) { superCloned(o, method, start); }
     public static void earlyMethodEnter(int id) { methodEnter(id); }
     public static void earlyMethodExit(int id) { methodExit(id); }
     public static void earlyMethodUnwind(int id) { methodUnwind(id); }
@@ -69,6 +70,37 @@ public final class HeapProxy {
     /** After a call that returned an array the VM made (an array's clone, Array.newInstance): by class only. */
     public static synchronized void arrayMade(Object a) {
         if (ready) countInstance(a.getClass());
+    }
+
+    /**
+     * After super.clone() in a class whose superclass is not Object: the object, by class, when the call reached
+     * Object.clone (no class from `start` up declares a clone() of its own). Decided by reflection, which makes
+     * objects of its own, so counting pauses while it runs: the exception to "nothing here allocates", paid
+     * only by this rare probe.
+     */
+    public static synchronized void superCloned(Object o, int method, Class<?> start) {
+        if (!ready) return;
+        ready = false;
+        boolean reaches;
+        try {
+            reaches = reachesObjectClone(start);
+        } finally {
+            ready = true;
+        }
+        if (reaches) countInstance(o.getClass());
+    }
+
+    private static boolean reachesObjectClone(Class<?> c) {
+        for (; c != null && c != Object.class; c = c.getSuperclass()) {
+            for (java.lang.reflect.Method m : c.getDeclaredMethods()) {
+                int hidden = java.lang.reflect.Modifier.STATIC | java.lang.reflect.Modifier.PRIVATE;
+                if (m.getName().equals("clone") && m.getParameterCount() == 0 && m.getReturnType() == Object.class
+                        && (m.getModifiers() & hidden) == 0) {
+                    return false;
+                }
+            }
+        }
+        return true;
     }
 
     /** After a `new`: counted per site, like arrays (the object itself is counted by objectAlloc). */
