@@ -29,7 +29,11 @@ fn compile_agent_programs(jdk: &Jdk) -> PathBuf {
             "java/lang/Object",
             "HotIntrinsics$NoClone",
         );
-        rename_utf8(&out.join("HotIntrinsics$GainsClone.class"), "clonf", "clone");
+        rename_utf8(
+            &out.join("HotIntrinsics$GainsClone.class"),
+            "clonf",
+            "clone",
+        );
         out
     })
 }

@@ -13,7 +13,6 @@ use std::sync::Mutex;
 use std::time::Instant;
 
 use instr_rewriter::bytecode::instructions::allocates;
-use instr_rewriter::bytes::Cursor;
 use instr_rewriter::constant_pool::ConstantPool;
 use instr_rewriter::probes::vm_made::{made_by_call, Made};
 use instr_rewriter::probes::Selection;
@@ -474,7 +473,7 @@ fn has_sites(a: &Agent, class: jclass, rules: &Rules) -> bool {
     };
     let pool = pool_bytes
         .as_deref()
-        .and_then(|bytes| ConstantPool::read(bytes, &mut Cursor::new(bytes)).ok());
+        .and_then(|bytes| ConstantPool::read_alone(bytes).ok());
     methods.into_iter().any(|m| match a.jvmti.bytecodes(m) {
         Ok(code) => allocates(&code, objects, arrays, |pc| {
             vm_made

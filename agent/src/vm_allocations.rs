@@ -23,7 +23,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Mutex;
 
 use instr_rewriter::bytecode::opcode as op;
-use instr_rewriter::bytes::{read_u2, Cursor};
+use instr_rewriter::bytes::read_u2;
 use instr_rewriter::constant_pool::ConstantPool;
 use instr_rewriter::probes::PROXY_CLASS;
 use jni_sys::{jclass, jlong, jmethodID, jobject, jvalue};
@@ -156,7 +156,7 @@ fn probe_follows(a: &Agent, jni: Jni, method: jmethodID, pc: usize) -> bool {
     let Ok(bytes) = pool_bytes else {
         return false;
     };
-    ConstantPool::read(&bytes, &mut Cursor::new(&bytes))
+    ConstantPool::read_alone(&bytes)
         .and_then(|pool| pool.member_ref(read_u2(&code, at + 1)))
         .is_ok_and(|(owner, _, _)| owner == PROXY_CLASS.as_bytes())
 }

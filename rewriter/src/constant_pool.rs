@@ -145,6 +145,12 @@ pub struct ConstantPool<'a> {
 }
 
 impl<'a> ConstantPool<'a> {
+    /// A pool on its own, `constant_pool_count` first: what JVMTI's GetConstantPool gives (with the count
+    /// put in front), and what tests build.
+    pub fn read_alone(bytes: &'a [u8]) -> Result<Self> {
+        Self::read(bytes, &mut Cursor::new(bytes))
+    }
+
     /// Reads the pool starting at `constant_pool_count`; the cursor is left just after the pool.
     pub fn read(class_bytes: &'a [u8], cursor: &mut Cursor<'a>) -> Result<Self> {
         let count = cursor.u2()?;
@@ -588,7 +594,7 @@ mod tests {
     #[test]
     fn unknown_tag_names_the_entry() {
         let (b, _) = pool(&[21, 0, 0], 2);
-        let err = ConstantPool::read(&b, &mut Cursor::new(&b)).err().unwrap();
+        let err = ConstantPool::read_alone(&b).err().unwrap();
         assert_eq!(
             err.to_string(),
             "invalid constant pool tag 21 for entry #1 at offset 0x2"

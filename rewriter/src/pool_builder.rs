@@ -461,10 +461,9 @@ fn ref2(out: &mut Vec<u8>, t: u8, a: u16, b: u16) {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::bytes::Cursor;
 
     fn read_pool(bytes: &[u8]) -> ConstantPool<'_> {
-        ConstantPool::read(bytes, &mut Cursor::new(bytes)).unwrap()
+        ConstantPool::read_alone(bytes).unwrap()
     }
 
     #[test]

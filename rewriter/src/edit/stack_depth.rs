@@ -529,7 +529,7 @@ mod tests {
         ];
         let insns: Vec<_> = Instructions::new(&code, 0).map(|i| i.unwrap()).collect();
         let pool_bytes = [0u8, 1];
-        let pool = ConstantPool::read(&pool_bytes, &mut Cursor::new(&pool_bytes)).unwrap();
+        let pool = ConstantPool::read_alone(&pool_bytes).unwrap();
         assert_eq!(
             max_depth(&code, &insns, &pool, None, &mut DescriptorWords::default()).unwrap(),
             4
@@ -570,7 +570,7 @@ mod tests {
         pool_bytes.extend_from_slice(&[1, 0, 5, b'(', b'J', b'I', b')', b'J']);
         pool_bytes.extend_from_slice(&[12, 0, 1, 0, 2, 7, 0, 1, 10, 0, 4, 0, 3]);
         pool_bytes.extend_from_slice(&[1, 0, 1, b'D', 12, 0, 1, 0, 6, 9, 0, 4, 0, 7]);
-        let pool = ConstantPool::read(&pool_bytes, &mut Cursor::new(&pool_bytes)).unwrap();
+        let pool = ConstantPool::read_alone(&pool_bytes).unwrap();
         let depth = |code: &[u8], words: &mut DescriptorWords| {
             let insns: Vec<_> = Instructions::new(code, 0).map(|i| i.unwrap()).collect();
             max_depth(code, &insns, &pool, None, words)

@@ -106,7 +106,10 @@ fn made_by_calls<'m>(
                 made if !kinds.includes_made(made) => return None,
                 Made::Array => MadeProbe::Array,
                 Made::Object => {
-                    let owner = pool.member_ref(read_u2(m.code.code, i.pc as usize + 1)).ok()?.0;
+                    let owner = pool
+                        .member_ref(read_u2(m.code.code, i.pc as usize + 1))
+                        .ok()?
+                        .0;
                     match clone_call(m.class, owner) {
                         CloneCall::Object => MadeProbe::Object,
                         CloneCall::FromSuper(start) => MadeProbe::SuperCloned(start),

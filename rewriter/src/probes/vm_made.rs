@@ -19,9 +19,9 @@
 //! method handle or JNI; an array's clone that a class file names as `java/lang/Object.clone`; and
 //! `super.clone()` under C2 in class files older than version 49, which cannot `ldc` a class.
 
-use crate::classfile::ClassFile;
 use crate::bytecode::opcode as op;
 use crate::bytes::read_u2;
+use crate::classfile::ClassFile;
 use crate::constant_pool::{Constant, ConstantPool};
 
 /// What a call returns that the VM made.
