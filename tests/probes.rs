@@ -148,6 +148,8 @@ const EXPECTED_INSTANCES: &[(&str, u64)] = &[
     ("Allocations$Point", 40),
     ("Allocations$Twin", 6),    // `twin` and its 5 clones
     ("Allocations$Triplet", 4), // `triplet` and its 3 clones
+    ("Allocations$Quad", 3),    // `quad` and its 2 clones, through a superclass without clone()
+    ("Allocations$Low", 3),     // `low` and its 2 clones, through Mid's clone(): once each
     ("boolean[]", 3),
     ("byte[]", 3),
     ("char[]", 24), // 3 in the loop, `chars` and its 20 clones
@@ -173,6 +175,8 @@ const EXPECTED_SITES: &[(&str, &str, u64)] = &[
     ("main", "LAllocations$Bar;", 250),
     ("main", "LAllocations$Twin;", 1),
     ("main", "LAllocations$Triplet;", 1),
+    ("main", "LAllocations$Quad;", 1),
+    ("main", "LAllocations$Low;", 1),
     ("lambda$main$0", "LAllocations$Point;", 40),
     ("main", "[Z", 3),
     ("main", "[B", 3),

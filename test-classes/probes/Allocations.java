@@ -19,6 +19,30 @@ public class Allocations {
         }
     }
     static class Triplet extends Twin {}
+    // super.clone() where the superclass is not Object: HeapProxy.superCloned decides whether it reached
+    // Object.clone (Quad, through Plain) or an override that counted the object itself (Low, through Mid).
+    static class Plain {}
+    static class Quad extends Plain implements Cloneable {
+        Quad copy() {
+            try {
+                return (Quad) super.clone();                     // invokespecial java/lang/Object.clone
+            } catch (CloneNotSupportedException e) {
+                throw new AssertionError(e);
+            }
+        }
+    }
+    static class Mid implements Cloneable {
+        @Override protected Object clone() throws CloneNotSupportedException { return super.clone(); }
+    }
+    static class Low extends Mid {
+        Low copy() {
+            try {
+                return (Low) super.clone();                      // invokespecial Allocations$Mid.clone
+            } catch (CloneNotSupportedException e) {
+                throw new AssertionError(e);
+            }
+        }
+    }
 
     static Object sink;
 
@@ -48,6 +72,10 @@ public class Allocations {
         for (int i = 0; i < 5; i++) sink = twin.copy();          // 5 Twin, counted after super.clone()
         Twin triplet = new Triplet();
         for (int i = 0; i < 3; i++) sink = triplet.copy();       // 3 Triplet, through Twin's super.clone()
+        Quad quad = new Quad();
+        for (int i = 0; i < 2; i++) sink = quad.copy();          // 2 Quad, counted after the call
+        Low low = new Low();
+        for (int i = 0; i < 2; i++) sink = low.copy();           // 2 Low, counted in Mid.clone only
         try {
             sink = new int[-1];                                  // throws: no array, no count
         } catch (NegativeArraySizeException e) {
@@ -55,7 +83,7 @@ public class Allocations {
         }
 
         Class<?>[] report = {
-            Foo.class, Bar.class, Point.class, Twin.class, Triplet.class,
+            Foo.class, Bar.class, Point.class, Twin.class, Triplet.class, Quad.class, Low.class,
             boolean[].class, byte[].class, char[].class, short[].class,
             int[].class, long[].class, float[].class, double[].class,
             String[].class, Foo[].class, int[][].class, Foo[][][].class, Foo[][].class,
