@@ -18,12 +18,6 @@ const MAX_DEPTH: usize = 64;
 /// (`objectNew` or `arrayAlloc`). The Early flavour adds its wrapper, recognised by its jmethodID.
 const PROXY_FRAMES: jint = 2;
 
-/// The dense index of a class's name (class_index.rs), recorded with the instance size; -1 when full.
-/// Without an instance (`o` null: the counting probes keep the object out of their slow branch, so that
-/// the JIT can still scalar-replace it), an instance's size is read from one made here with AllocObject:
-/// no constructor runs, no finalizer is registered, nothing counts it (VMObjectAlloc counts only clones
-/// and arrays), and it is garbage at once; once per class name. Array classes have no instance size
-/// (each array's bytes are counted as it is allocated).
 /// Whether `super.clone()` looking from `start` up runs `Object.clone`: no class on the way declares an
 /// instance `clone()` that overrides it (JNI's lookup also finds private ones, which cannot, so the search
 /// goes on above those). False when JNI or JVMTI cannot say.
@@ -54,6 +48,12 @@ pub fn reaches_object_clone(jni: Jni, start: jclass) -> bool {
 
 const MODIFIER_PRIVATE: jint = 0x0002;
 
+/// The dense index of a class's name (class_index.rs), recorded with the instance size; -1 when full.
+/// Without an instance (`o` null: the counting probes keep the object out of their slow branch, so that
+/// the JIT can still scalar-replace it), an instance's size is read from one made here with AllocObject:
+/// no constructor runs, no finalizer is registered, nothing counts it (VMObjectAlloc counts only clones
+/// and arrays), and it is garbage at once; once per class name. Array classes have no instance size
+/// (each array's bytes are counted as it is allocated).
 pub fn class_index(jni: Jni, class: jclass, o: jobject) -> jint {
     let Some(a) = agent() else { return -1 };
     let Some(signature) = a.jvmti.class_signature(class) else {

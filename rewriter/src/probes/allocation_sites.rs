@@ -148,7 +148,12 @@ pub fn plan(
             call.call(flavour, pool, code)?;
         }
         out.after(insn.pc, code);
-        out.need_stack(if slot == 2 { 3 } else { 1 });
+        // The result's copy, and for superCloned the method id and the class.
+        out.need_stack(if matches!(made, MadeProbe::SuperCloned(_)) {
+            3
+        } else {
+            1
+        });
     }
     let mut sites = m.notable().filter(|i| kinds.includes(i.opcode));
     let count = sites.clone().count() as u32;
