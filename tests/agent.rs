@@ -174,7 +174,10 @@ fn class_counts_are_exact_in_every_execution_mode() {
 /// C2 counted 57,343 of 200,000 `Array.newInstance` arrays on JDK 17 (2026-11-29). The program's loops run
 /// 100,000 times, so C2 compiles them in every mode but the interpreter; depth 0 is the case where no site
 /// probe stops the StringBuilder optimisation. The `super.clone()` cases cover each way the call can reach
-/// `Object.clone` or an override, including two class files as separate compilation leaves them.
+/// `Object.clone` or an override, including two class files as separate compilation leaves them. A start
+/// at run time, after C2 compiled the loops with the intrinsics, counts them as exactly: before the start
+/// turned them off with a compiler directive, `Arrays.copyOf` read 29,443 of 100,000 under C2 on JDK 25
+/// (2026-11-29).
 #[test]
 fn allocating_intrinsics_count_exactly() {
     // What each loop of HotIntrinsics adds, where the program alone decides it; `String of chars` makes
@@ -192,20 +195,28 @@ fn allocating_intrinsics_count_exactly() {
         ("clone whose superclass gained one", 100_000),
         ("StringBuilder", 100_000),
     ];
+    // Counting from load, with the flags Agent_OnLoad sets, and from a start at run time (start=off, then
+    // `start alloc` from the program once C2 has compiled every loop with the intrinsics on), with the
+    // compiler directive the start adds and the stop removes (agent/src/allocating_intrinsics.rs).
+    const STARTS: &[(&str, &[&str])] = &[("", &[]), (",start=off", &["-Dlate"])];
     for jdk in jdks() {
         let classes = compile_agent_programs(&jdk);
-        for depth in [",depth=0", ",depth=1"] {
+        for ((start, late), depth) in STARTS
+            .iter()
+            .flat_map(|s| [(s, ",depth=0"), (s, ",depth=1")])
+        {
             let mut interpreted = None;
             let prefix = scratch(&format!("hot-intrinsics-{}", jdk.key())).join("out");
             for (mode, flags) in MODES {
-                let options = format!("file={}{depth}", prefix.display());
-                let out = run_with_agent(&jdk, &options, flags, &classes, "HotIntrinsics");
-                let what = format!("[{}] HotIntrinsics {mode}{depth}", jdk.version);
+                let options = format!("file={}{depth}{start}", prefix.display());
+                let flags = [*flags, *late].concat();
+                let out = run_with_agent(&jdk, &options, &flags, &classes, "HotIntrinsics");
+                let what = format!("[{}] HotIntrinsics {mode}{depth}{start}", jdk.version);
                 check(&what, &out);
                 let counted: HashMap<String, u64> = text(&out.stdout)
                     .lines()
                     .filter_map(|l| l.split_once(": "))
-                    .map(|(name, n)| (name.to_string(), n.trim().parse().expect("a count")))
+                    .filter_map(|(name, n)| Some((name.to_string(), n.trim().parse().ok()?)))
                     .collect();
                 for (name, n) in EXACT {
                     assert_eq!(counted.get(*name), Some(n), "{what}: {name}");
@@ -217,10 +228,32 @@ fn allocating_intrinsics_count_exactly() {
                     chars,
                     "{what}: String of chars, against -Xint"
                 );
+                if !late.is_empty() {
+                    let compilers = |when: &str| printed(&out, when);
+                    assert_eq!(
+                        compilers("while on"),
+                        "2 directives, OptimizeStringConcat false",
+                        "{what}"
+                    );
+                    assert_eq!(
+                        compilers("after the stop"),
+                        "1 directives, OptimizeStringConcat true",
+                        "{what}"
+                    );
+                }
             }
         }
         println!("[{}] allocating intrinsics counted exactly", jdk.version);
     }
+}
+
+/// What HotIntrinsics printed after `label: `.
+fn printed(out: &Output, label: &str) -> String {
+    text(&out.stdout)
+        .lines()
+        .find_map(|l| l.strip_prefix(label)?.strip_prefix(": "))
+        .unwrap_or_else(|| panic!("no `{label}` line in:\n{}", text(&out.stdout)))
+        .to_string()
 }
 
 /// The probes count objects without making them escape: C2 still scalar-replaces an object or array that

@@ -24,13 +24,25 @@
 //! `DisableIntrinsic` is a list HotSpot parses when it sets up its compilers, after the agents have loaded;
 //! it stops the VM on a name it does not know, so the names here are the ones JDK 17 to 25 have. Only flags
 //! the user left at their default are changed.
+//!
+//! A start at run time (`start=off`, attach) comes too late for that list. It turns the same intrinsics
+//! off for the compilations from then on with a compiler directive, the run-time form of the list
+//! (`jcmd PID Compiler.directives_add`), and writes `OptimizeStringConcat`, which C2 reads at each
+//! compilation; the stop takes both back. Code compiled before the start goes with the start's
+//! retransformation of the JDK classes whose methods it inlined (docs/ARCHITECTURE.md, "The probes").
 
-use std::ffi::CStr;
+use std::ffi::{CStr, CString};
+use std::fs;
+use std::io::Write;
+use std::os::unix::fs::OpenOptionsExt;
+use std::path::PathBuf;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Mutex;
 
 use instr_rewriter::probes::Selection;
 use instr_rules::Rules;
 
-use crate::ffi::vm_flags;
+use crate::ffi::{management, vm_flags, Jni};
 
 /// What `DisableIntrinsic` gets when the user did not set it: static strings, the lifetime the VM expects
 /// of a flag's value.
@@ -38,9 +50,14 @@ const DISABLED: &CStr = c"_copyOf,_copyOfRange,_toBytesStringU";
 const DISABLED_WITH_UNSAFE: &CStr =
     c"_copyOf,_copyOfRange,_toBytesStringU,_allocateUninitializedArray";
 
+/// Whether Agent_OnLoad turned the intrinsics off for the VM's whole life: a run-time start then has
+/// nothing to add.
+static OFF_FROM_LOAD: AtomicBool = AtomicBool::new(false);
+
 /// Agent_OnLoad only, before the compilers are set up. A flag's new origin is "ergonomic", so
 /// `-XX:+PrintFlagsFinal` and `jcmd VM.flags` show that it was changed.
 pub fn keep_allocations_in_bytecode(rules: &Rules) {
+    OFF_FROM_LOAD.store(true, Ordering::Relaxed);
     if rules.objects() {
         if let Some(f) =
             vm_flags::bool_flag("OptimizeStringConcat").filter(|f| f.is_default() && f.get())
@@ -51,24 +68,141 @@ pub fn keep_allocations_in_bytecode(rules: &Rules) {
     if !rules.arrays() {
         return;
     }
+    if let Some(f) =
+        vm_flags::ccstr_flag("DisableIntrinsic").filter(|f| f.is_default() && f.is_empty())
+    {
+        // HotSpot frees a ccstr flag's old value only when a later setting replaces it, and nothing sets
+        // this one after Agent_OnLoad.
+        f.set(disabled_for(rules).as_ptr());
+    }
+}
+
+fn disabled_for(rules: &Rules) -> &'static CStr {
     let unsafe_arrays = Selection::arrays(
         rules,
         b"jdk/internal/misc/Unsafe",
         b"allocateUninitializedArray0",
         b"(Ljava/lang/Class;I)Ljava/lang/Object;",
     );
-    if let Some(f) =
-        vm_flags::ccstr_flag("DisableIntrinsic").filter(|f| f.is_default() && f.is_empty())
-    {
-        // HotSpot frees a ccstr flag's old value only when a later setting replaces it, and nothing sets
-        // this one after Agent_OnLoad.
-        f.set(
-            if unsafe_arrays {
-                DISABLED_WITH_UNSAFE
-            } else {
-                DISABLED
-            }
-            .as_ptr(),
-        );
+    if unsafe_arrays {
+        DISABLED_WITH_UNSAFE
+    } else {
+        DISABLED
     }
+}
+
+/// What a run-time start changed, for the stop to put back.
+struct ChangedAtStart {
+    /// `OptimizeStringConcat` was on and is off.
+    string_concat: bool,
+    /// The directive is on the VM's stack.
+    directive: bool,
+}
+
+static CHANGED_AT_START: Mutex<ChangedAtStart> = Mutex::new(ChangedAtStart {
+    string_concat: false,
+    directive: false,
+});
+
+/// At a run-time start of allocation counting, before its retransformation: the compilations from now on
+/// keep the allocations in bytecode, as Agent_OnLoad's flags would have. Returns what could not be done,
+/// as one line for the program's stderr; the counts under C2 are then low where the intrinsics run.
+pub fn keep_allocations_in_bytecode_from_now(jni: Jni, rules: &Rules) -> Option<String> {
+    if OFF_FROM_LOAD.load(Ordering::Relaxed) {
+        return None;
+    }
+    let mut changed = CHANGED_AT_START.lock().unwrap_or_else(|e| e.into_inner());
+    if rules.objects() && !changed.string_concat {
+        if let Some(f) = vm_flags::bool_flag("OptimizeStringConcat").filter(|f| f.get()) {
+            f.replace(false);
+            changed.string_concat = true;
+        }
+    }
+    if !rules.arrays() || changed.directive {
+        return None;
+    }
+    match add_directive(jni, rules) {
+        Ok(()) => {
+            changed.directive = true;
+            None
+        }
+        Err(e) => Some(format!(
+            "cannot turn C2's allocating intrinsics off (counts under C2 may be low): {e}"
+        )),
+    }
+}
+
+/// At the stop: the compilers choose as they did before the start.
+pub fn let_compilers_choose_again(jni: Jni) -> Option<String> {
+    let mut changed = CHANGED_AT_START.lock().unwrap_or_else(|e| e.into_inner());
+    if std::mem::take(&mut changed.string_concat) {
+        if let Some(f) = vm_flags::bool_flag("OptimizeStringConcat") {
+            f.replace(true);
+        }
+    }
+    if !std::mem::take(&mut changed.directive) {
+        return None;
+    }
+    // The directive the start added is the top one unless someone added another since; HotSpot's stack
+    // has no way to name one.
+    match management::diagnostic_command(jni, "Compiler.directives_remove") {
+        Ok(_) => None,
+        Err(e) => Some(format!(
+            "cannot remove the compiler directive the start added: {e}"
+        )),
+    }
+}
+
+/// Pushes a directive for every method that turns the intrinsics off in C2, the user's own
+/// `DisableIntrinsic` list kept in it.
+///
+/// HotSpot (JDK 17 to 25) works out which intrinsics a directive turns off when it makes the directive, from
+/// the global `DisableIntrinsic` flag as it is at that moment, and never reads the list the directive itself
+/// gives (`CompilerDirectives`' constructor; the list is only printed). So the flag holds the list while
+/// the command runs, and gets its value back after; the list is in the directive too, for a VM that
+/// reads it. `-XX:CompilerDirectivesFile` with the same directive at start-up changes nothing, measured
+/// with `-XX:+PrintIntrinsics` on 2026-11-29 (JDK 25).
+fn add_directive(jni: Jni, rules: &Rules) -> Result<(), String> {
+    let flag = vm_flags::ccstr_flag("DisableIntrinsic")
+        .ok_or("this VM does not describe its DisableIntrinsic flag")?;
+    let users = flag.text();
+    let ours = disabled_for(rules).to_string_lossy();
+    let list = if users.is_empty() {
+        ours.into_owned()
+    } else {
+        format!("{users},{ours}")
+    };
+    let json = format!("[{{\"match\": \"*.*\", \"c2\": {{\"DisableIntrinsic\": \"{list}\"}}}}]\n");
+    let file = directive_file(&json)?;
+    let list = CString::new(list).map_err(|_| "the DisableIntrinsic flag holds a NUL")?;
+    let users_value = flag.replace(list.as_ptr());
+    let said =
+        management::diagnostic_command(jni, &format!("Compiler.directives_add {}", file.display()));
+    flag.replace(users_value);
+    let _ = fs::remove_file(&file);
+    let said = said?;
+    if said.contains("added") && !said.contains("failed") {
+        Ok(())
+    } else {
+        Err(format!(
+            "Compiler.directives_add: {}",
+            said.trim().replace('\n', " ")
+        ))
+    }
+}
+
+/// The directive as a file only this user can read, which `Compiler.directives_add` takes: new, so that
+/// nothing another user put at the path is followed.
+fn directive_file(json: &str) -> Result<PathBuf, String> {
+    let path = std::env::temp_dir().join(format!("instr-{}-directive.json", std::process::id()));
+    let _ = fs::remove_file(&path);
+    let written = fs::OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .mode(0o600)
+        .open(&path)
+        .and_then(|mut f| f.write_all(json.as_bytes()));
+    written
+        .map(|()| path.clone())
+        .map_err(|e| format!("{}: {e}", path.display()))
 }

@@ -292,6 +292,13 @@ pub fn switch(
     if let Some(problem) = crate::lambda_classes::keep(a, jni) {
         eprintln!("instr: {problem}");
     }
+    if probe == Probe::Alloc && on {
+        if let Some(problem) =
+            crate::allocating_intrinsics::keep_allocations_in_bytecode_from_now(jni, rules)
+        {
+            eprintln!("instr: {problem}");
+        }
+    }
     probe.flag().store(on, Ordering::Release);
     if probe == Probe::Alloc {
         // The VM's own allocations (clone, reflection): the event costs nothing while it is off.
@@ -308,6 +315,11 @@ pub fn switch(
     let mut summary = retransform(a, jni, &touched, only_changed.as_ref());
     if !on && summary.retransformed > 0 {
         summary.code_released = obsolete_code::release(a, jni);
+    }
+    if probe == Probe::Alloc && !on {
+        if let Some(problem) = crate::allocating_intrinsics::let_compilers_choose_again(jni) {
+            eprintln!("instr: {problem}");
+        }
     }
     if selection(&a.rules).is_none() {
         set_class_hook(a, false)?;

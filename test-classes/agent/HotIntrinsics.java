@@ -49,32 +49,63 @@ public class HotIntrinsics {
 
     interface Loop { void run(int i) throws Exception; }
 
+    // With -Dlate (the agent loaded with start=off): every loop first runs its N rounds uncounted, compiled by
+    // C2 with the intrinsics on, then the program starts allocation counting (what instr.Control.start
+    // does) and measures, as after `instr ctl PID start alloc` in a JVM that has run for a while. It then
+    // prints what the start changed in the compilers, and what is left of it after the stop.
     public static void main(String[] args) throws Exception {
         Class<?> h = Class.forName("java.lang.HeapProxy", false, null);
         slotOf = h.getMethod("classSlotOf", Class.class);
         counts = h.getMethod("instanceCounts");
         Made[] one = { new Made() };
+        char[] notLatin1 = { '\u20ac', 'a' };
+        Twin twin = new Twin();
+        Derived derived = new Derived();
+        Lower lower = new Lower();
+        Renamed renamed = new Renamed();
+        Grown grown = new Grown();
+        Object[][] cases = {
+            { "Array.newInstance", Made[].class, (Loop) i -> sink = java.lang.reflect.Array.newInstance(Made.class, 1) },
+            { "array clone", Made[].class, (Loop) i -> sink = one.clone() },
+            { "float[] clone", float[].class, (Loop) i -> sink = new float[] { i }.clone() },
+            { "Arrays.copyOf", Made[].class, (Loop) i -> sink = java.util.Arrays.copyOf(one, 2) },
+            { "Arrays.copyOfRange", Made[].class, (Loop) i -> sink = java.util.Arrays.copyOfRange(one, 0, 2) },
+            { "object clone", Twin.class, (Loop) i -> sink = twin.copy() },
+            { "subclass clone", Derived.class, (Loop) i -> sink = derived.copy() },
+            { "clone through an override", Lower.class, (Loop) i -> sink = lower.copy() },
+            { "clone naming a superclass", Renamed.class, (Loop) i -> sink = renamed.copy() },
+            { "clone whose superclass gained one", Grown.class, (Loop) i -> sink = grown.copy() },
+            { "String of chars", byte[].class, (Loop) i -> sink = new String(notLatin1) },
+            { "StringBuilder", StringBuilder.class, (Loop) i -> sink = new StringBuilder().append("x").append(i).toString() },
+        };
+        boolean late = System.getProperty("late") != null;
+        java.lang.reflect.Method control = h.getMethod("control", String.class);
+        if (late) {
+            for (Object[] c : cases) for (int i = 0; i < N; i++) ((Loop) c[2]).run(i);
+            System.err.println("start alloc: " + control.invoke(null, "start alloc"));
+        }
         // Past JDK 17's reflection inflation (15 calls), which builds names with StringBuilders, before any
         // loop is measured.
         for (int i = 0; i < 40; i++) count(Made[].class);
-        char[] notLatin1 = { '\u20ac', 'a' };
-        measure("Array.newInstance", Made[].class, i -> sink = java.lang.reflect.Array.newInstance(Made.class, 1));
-        measure("array clone", Made[].class, i -> sink = one.clone());
-        measure("float[] clone", float[].class, i -> sink = new float[] { i }.clone());
-        measure("Arrays.copyOf", Made[].class, i -> sink = java.util.Arrays.copyOf(one, 2));
-        measure("Arrays.copyOfRange", Made[].class, i -> sink = java.util.Arrays.copyOfRange(one, 0, 2));
-        Twin twin = new Twin();
-        measure("object clone", Twin.class, i -> sink = twin.copy());
-        Derived derived = new Derived();
-        measure("subclass clone", Derived.class, i -> sink = derived.copy());
-        Lower lower = new Lower();
-        measure("clone through an override", Lower.class, i -> sink = lower.copy());
-        Renamed renamed = new Renamed();
-        measure("clone naming a superclass", Renamed.class, i -> sink = renamed.copy());
-        Grown grown = new Grown();
-        measure("clone whose superclass gained one", Grown.class, i -> sink = grown.copy());
-        measure("String of chars", byte[].class, i -> sink = new String(notLatin1));
-        measure("StringBuilder", StringBuilder.class, i -> sink = new StringBuilder().append("x").append(i).toString());
+        for (Object[] c : cases) measure((String) c[0], (Class<?>) c[1], (Loop) c[2]);
+        if (late) {
+            System.out.println("while on: " + compilers());
+            System.err.println("stop alloc: " + control.invoke(null, "stop alloc"));
+            System.out.println("after the stop: " + compilers());
+        }
+    }
+
+    // The compiler directives on the VM's stack (the default one included) and OptimizeStringConcat.
+    static String compilers() throws Exception {
+        javax.management.MBeanServer server = java.lang.management.ManagementFactory.getPlatformMBeanServer();
+        String directives = (String) server.invoke(
+                new javax.management.ObjectName("com.sun.management:type=DiagnosticCommand"),
+                "compilerDirectivesPrint", new Object[] { new String[0] }, new String[] { String[].class.getName() });
+        int n = directives.split("Directive:", -1).length - 1;
+        String concat = java.lang.management.ManagementFactory
+                .getPlatformMXBean(com.sun.management.HotSpotDiagnosticMXBean.class)
+                .getVMOption("OptimizeStringConcat").getValue();
+        return n + " directives, OptimizeStringConcat " + concat;
     }
 
     static void measure(String name, Class<?> c, Loop loop) throws Exception {

@@ -1,12 +1,12 @@
-//! Symbols libjvm exports beside JNI and JVMTI: the serviceability agent's tables (read by vm_flags.rs)
-//! and `JVM_GC`, the entry behind `System.gc()`.
+//! Symbols libjvm exports beside JNI and JVMTI: the serviceability agent's tables (read by vm_flags.rs),
+//! `JVM_GC`, the entry behind `System.gc()`, and `JVM_GetManagement` (management.rs).
 
 use std::ffi::CStr;
 
 use super::Jni;
 
 /// The address of the symbol `name` of libjvm, if the VM exports it.
-fn symbol(name: &CStr) -> Option<*mut libc::c_void> {
+pub(super) fn symbol(name: &CStr) -> Option<*mut libc::c_void> {
     // SAFETY: dlsym with RTLD_DEFAULT and a NUL-terminated name only looks the symbol up.
     let mut at = unsafe { libc::dlsym(libc::RTLD_DEFAULT, name.as_ptr()) };
     if at.is_null() {

@@ -28,6 +28,7 @@ pub mod jvmti;
 pub mod jvmti_ext;
 pub mod libc;
 pub mod libjvm;
+pub mod management;
 pub mod natives;
 pub mod retransform;
 pub mod signals;

@@ -61,6 +61,18 @@ impl Flag<*const c_char> {
         // SAFETY: a ccstr flag's value is null or a NUL-terminated string the VM keeps while the flag holds it.
         value.is_null() || unsafe { *value == 0 }
     }
+
+    /// A string flag's value ("" for null), for a flag no one changes while the VM runs.
+    pub fn text(&self) -> String {
+        let value = self.get();
+        if value.is_null() {
+            return String::new();
+        }
+        // SAFETY: as in `is_empty`.
+        unsafe { CStr::from_ptr(value) }
+            .to_string_lossy()
+            .into_owned()
+    }
 }
 
 /// `JVMFlag::Flags`' value origin (the low four bits): 0 is the default, every other value a setting
