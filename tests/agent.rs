@@ -194,6 +194,8 @@ fn allocating_intrinsics_count_exactly() {
         ("clone naming a superclass", 100_000),
         ("clone whose superclass gained one", 100_000),
         ("StringBuilder", 100_000),
+        ("Arrays.copyOf called directly", 100_000),
+        ("StringBuilder in a class of no site", 100_000),
     ];
     // Counting from load, with the flags Agent_OnLoad sets, and from a start at run time (start=off, then
     // `start alloc` from the program once C2 has compiled every loop with the intrinsics on), with the

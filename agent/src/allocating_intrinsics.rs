@@ -28,8 +28,11 @@
 //! A start at run time (`start=off`, attach) comes too late for that list. It turns the same intrinsics
 //! off for the compilations from then on with a compiler directive, the run-time form of the list
 //! (`jcmd PID Compiler.directives_add`), and writes `OptimizeStringConcat`, which C2 reads at each
-//! compilation; the stop takes both back. Code compiled before the start goes with the start's
-//! retransformation of the JDK classes whose methods it inlined (docs/ARCHITECTURE.md, "The probes").
+//! compilation; the stop takes both back. Code compiled before the start with an intrinsic in it must go
+//! too. A retransformation throws away the compiled code that inlined a method of the class, but C2 records
+//! no such dependency on an intrinsic it used in place of a call: so the start also retransforms the loaded
+//! classes that call one directly where the rules count what it makes ([`compiles_to_one`]), rewritten or
+//! not, and with them the code that inlined their methods.
 
 use std::ffi::{CStr, CString};
 use std::fs;
@@ -39,6 +42,9 @@ use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Mutex;
 
+use instr_rewriter::bytecode::opcode as op;
+use instr_rewriter::bytes::read_u2;
+use instr_rewriter::constant_pool::ConstantPool;
 use instr_rewriter::probes::Selection;
 use instr_rules::Rules;
 
@@ -130,6 +136,96 @@ pub fn keep_allocations_in_bytecode_from_now(jni: Jni, rules: &Rules) -> Option<
             "cannot turn C2's allocating intrinsics off (counts under C2 may be low): {e}"
         )),
     }
+}
+
+/// What the current run-time start turned off, for [`compiles_to_one`].
+#[derive(Clone, Copy, Default)]
+pub struct TurnedOff {
+    arrays: bool,
+    string_concat: bool,
+}
+
+impl TurnedOff {
+    pub fn any(self) -> bool {
+        self.arrays || self.string_concat
+    }
+}
+
+pub fn turned_off_at_start() -> TurnedOff {
+    let changed = CHANGED_AT_START.lock().unwrap_or_else(|e| e.into_inner());
+    TurnedOff {
+        arrays: changed.directive,
+        string_concat: changed.string_concat,
+    }
+}
+
+/// The methods C2 replaces with an allocating intrinsic of [`DISABLED`], as their callers name them.
+const ARRAY_INTRINSICS: &[(&[u8], &[u8], &[u8])] = &[
+    (
+        b"java/util/Arrays",
+        b"copyOf",
+        b"([Ljava/lang/Object;ILjava/lang/Class;)[Ljava/lang/Object;",
+    ),
+    (
+        b"java/util/Arrays",
+        b"copyOfRange",
+        b"([Ljava/lang/Object;IILjava/lang/Class;)[Ljava/lang/Object;",
+    ),
+    (b"java/lang/StringUTF16", b"toBytes", b"([CII)[B"),
+];
+
+/// Whether C2 may have compiled the call at `pc` of `code`, in a method of a class `rules` do or do not
+/// select (`caller_selected`), into an allocation that `off` turned off and that `rules` count:
+/// - a direct call of an allocating intrinsic whose own class the rules select, as the array is counted
+///   by the probe in its bytecode, whoever calls it;
+/// - in a class the rules select, the `toString()` that ends a StringBuilder chain, as the builder is
+///   counted where the chain makes it (C2 builds the String itself, and its code depends on no method of
+///   the chain).
+///
+/// `Unsafe.allocateUninitializedArray0` is left out: only `Unsafe` calls it, and a start that counts arrays
+/// there retransforms `Unsafe`.
+pub fn compiles_to_one(
+    off: TurnedOff,
+    rules: &Rules,
+    caller_selected: bool,
+    pool: &ConstantPool<'_>,
+    code: &[u8],
+    pc: usize,
+) -> bool {
+    let opcode = code[pc];
+    if !matches!(opcode, op::INVOKESTATIC | op::INVOKEVIRTUAL) || pc + 2 >= code.len() {
+        return false;
+    }
+    let Ok((class, name, descriptor)) = pool.member_ref(read_u2(code, pc + 1)) else {
+        return false;
+    };
+    match opcode {
+        op::INVOKESTATIC => {
+            off.arrays
+                && ARRAY_INTRINSICS.contains(&(class, name, descriptor))
+                && rules.allocations_may_select(class)
+        }
+        _ => {
+            off.string_concat
+                && caller_selected
+                && matches!(
+                    class,
+                    b"java/lang/StringBuilder" | b"java/lang/StringBuffer"
+                )
+                && name == b"toString"
+                && descriptor == b"()Ljava/lang/String;"
+        }
+    }
+}
+
+/// Whether a class may call something [`compiles_to_one`] looks for, by the names alone: most classes are
+/// turned away without reading their code.
+pub fn may_call_one(off: TurnedOff, rules: &Rules, caller_selected: bool) -> bool {
+    (off.string_concat && caller_selected)
+        || (off.arrays
+            && ARRAY_INTRINSICS
+                .iter()
+                .any(|(class, _, _)| rules.allocations_may_select(class)))
 }
 
 /// At the stop: the compilers choose as they did before the start.

@@ -14,10 +14,12 @@ use std::time::Instant;
 
 use instr_rewriter::bytecode::instructions::allocates;
 use instr_rewriter::constant_pool::ConstantPool;
+use instr_rewriter::probes::exclusions::class_never_instrumented;
 use instr_rewriter::probes::vm_made::{made_by_call, Made};
 use instr_rewriter::probes::Selection;
 use instr_rules::Rules;
 
+use crate::allocating_intrinsics::{compiles_to_one, may_call_one, TurnedOff};
 use crate::ffi::retransform::ERROR_NATIVE_METHOD;
 use crate::ffi::Jni;
 use crate::jvmti::{event, ERROR_NONE};
@@ -203,6 +205,9 @@ pub struct Summary {
     /// kind the probes change (has_sites), and a retransformation would only take their compiled code and
     /// profiles away.
     pub without_allocations: usize,
+    /// Classes retransformed, rewritten or not, only to throw away the code C2 may have compiled with an
+    /// allocating intrinsic the start turned off (allocating_intrinsics.rs).
+    pub intrinsic_callers: usize,
     pub millis: u128,
     /// After a stop on a VM without a code sweeper: the collections that unloaded the compiled code the stop
     /// made obsolete (obsolete_code.rs).
@@ -211,10 +216,18 @@ pub struct Summary {
 
 impl std::fmt::Display for Summary {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{} classes retransformed", self.retransformed)?;
+        if self.intrinsic_callers > 0 {
+            write!(
+                f,
+                " ({} only for their calls of allocating intrinsics)",
+                self.intrinsic_callers
+            )?;
+        }
         write!(
             f,
-            "{} classes retransformed in {} ms; not retransformable: {} hidden, {} unmodifiable; {} failed",
-            self.retransformed, self.millis, self.hidden, self.unmodifiable, self.failed
+            " in {} ms; not retransformable: {} hidden, {} unmodifiable; {} failed",
+            self.millis, self.hidden, self.unmodifiable, self.failed
         )?;
         if self.without_allocations > 0 {
             write!(
@@ -413,35 +426,53 @@ pub fn retransform(
     let classes = a.jvmti.loaded_classes();
     // A start of the allocation probes alone: only the classes they would change. The stop has `only`.
     let allocating_only = only.is_none() && !touched.methods;
+    // ...and the classes whose code C2 may have compiled with an allocating intrinsic that the start turned
+    // off (allocating_intrinsics.rs), rewritten or not, wanted by the rules or not.
+    let intrinsics = if allocating_only && touched.alloc {
+        crate::allocating_intrinsics::turned_off_at_start()
+    } else {
+        TurnedOff::default()
+    };
+    let selected_here = |name: &str| touched.alloc_rules.allocations_may_select(name.as_bytes());
     let mut selected: Vec<jclass> = Vec::new();
     for &class in &classes {
         let name = a
             .jvmti
             .class_signature(class)
             .and_then(|s| internal_name(&s).map(str::to_owned));
-        match name {
-            Some(name)
-                if crate::hook::wanted(touched, name.as_bytes())
-                    && only.is_none_or(|o| o.contains(name.as_bytes())) =>
-            {
-                if !a.jvmti.is_modifiable_class(class) {
-                    if name.contains('.') {
-                        // A hidden class's name ends in `.0x...`: no class file names it, nothing can
-                        // retransform it.
-                        summary.hidden += 1;
-                    } else {
-                        summary.unmodifiable += 1;
-                    }
-                } else if allocating_only
-                    && name != "java/lang/Object"
-                    && !has_sites(a, class, touched.alloc_rules)
-                {
-                    summary.without_allocations += 1;
-                } else {
-                    selected.push(class);
-                }
+        let Some(name) = name else { continue };
+        let wanted = crate::hook::wanted(touched, name.as_bytes())
+            && only.is_none_or(|o| o.contains(name.as_bytes()));
+        if wanted && !a.jvmti.is_modifiable_class(class) {
+            if name.contains('.') {
+                // A hidden class's name ends in `.0x...`: no class file names it, nothing can
+                // retransform it.
+                summary.hidden += 1;
+            } else {
+                summary.unmodifiable += 1;
             }
-            _ => {}
+        } else if wanted
+            && (!allocating_only
+                || name == "java/lang/Object"
+                || has_sites(a, class, touched.alloc_rules))
+        {
+            selected.push(class);
+        } else if intrinsics.any()
+            && may_call_one(intrinsics, touched.alloc_rules, selected_here(&name))
+            && !class_never_instrumented(name.as_bytes())
+            && a.jvmti.is_modifiable_class(class)
+            && calls_intrinsics(
+                a,
+                class,
+                intrinsics,
+                touched.alloc_rules,
+                selected_here(&name),
+            )
+        {
+            selected.push(class);
+            summary.intrinsic_callers += 1;
+        } else if wanted {
+            summary.without_allocations += 1;
         }
     }
     for batch in selected.chunks(BATCH) {
@@ -499,6 +530,33 @@ fn has_sites(a: &Agent, class: jclass, rules: &Rules) -> bool {
                 })
         }),
         Err(e) => e != ERROR_NATIVE_METHOD,
+    })
+}
+
+/// Whether a method of `class` calls what the start turned off in C2 (`compiles_to_one`). False when JVMTI
+/// cannot say: such a class keeps its compiled code, as it did before this check.
+fn calls_intrinsics(
+    a: &Agent,
+    class: jclass,
+    off: TurnedOff,
+    rules: &Rules,
+    selected: bool,
+) -> bool {
+    let Some(methods) = a.jvmti.class_methods(class) else {
+        return false;
+    };
+    let Some(bytes) = a.jvmti.constant_pool(class).ok() else {
+        return false;
+    };
+    let Ok(pool) = ConstantPool::read_alone(&bytes) else {
+        return false;
+    };
+    methods.into_iter().any(|m| {
+        a.jvmti.bytecodes(m).is_ok_and(|code| {
+            allocates(&code, false, false, |pc| {
+                compiles_to_one(off, rules, selected, &pool, &code, pc)
+            })
+        })
     })
 }
 

@@ -354,6 +354,12 @@ impl Rules {
             .selects(class_internal, method, descriptor)
     }
 
+    /// Whether the allocation-site filter may select an allocation made in some method of `class`
+    /// (internal name), whatever the probes.
+    pub fn allocations_may_select(&self, class_internal: &[u8]) -> bool {
+        self.allocation_filter.may_select_in(class_internal)
+    }
+
     /// Same for a method probe, with bridge/synthetic/lambda logic. access = JVM access flags
     /// (ACC_BRIDGE 0x0040, ACC_SYNTHETIC 0x1000). A bridge method is governed by `bridges` alone,
     /// though javac also marks it synthetic; any other synthetic method by `synthetic`, except lambda

@@ -45,6 +45,16 @@ public class HotIntrinsics {
         Grown copy() throws CloneNotSupportedException { return (Grown) super.clone(); }
     }
 
+    // Classes a start of allocation counting may leave as they are: DirectCopy has no allocation site, and
+    // Chain none at depth 0 (where a `new` of an object is not one). C2's code for their methods, compiled
+    // before a start at run time, holds the intrinsics; the start throws it away.
+    static final class DirectCopy {
+        static Object copy(Object[] from) { return java.util.Arrays.copyOf(from, 2, Made[].class); }
+    }
+    static final class Chain {
+        static String of(int i) { return new StringBuilder().append("y").append(i).toString(); }
+    }
+
     static java.lang.reflect.Method slotOf, counts;
 
     interface Loop { void run(int i) throws Exception; }
@@ -77,6 +87,8 @@ public class HotIntrinsics {
             { "clone whose superclass gained one", Grown.class, (Loop) i -> sink = grown.copy() },
             { "String of chars", byte[].class, (Loop) i -> sink = new String(notLatin1) },
             { "StringBuilder", StringBuilder.class, (Loop) i -> sink = new StringBuilder().append("x").append(i).toString() },
+            { "Arrays.copyOf called directly", Made[].class, (Loop) i -> sink = DirectCopy.copy(one) },
+            { "StringBuilder in a class of no site", StringBuilder.class, (Loop) i -> sink = Chain.of(i) },
         };
         boolean late = System.getProperty("late") != null;
         java.lang.reflect.Method control = h.getMethod("control", String.class);
@@ -84,9 +96,11 @@ public class HotIntrinsics {
             for (Object[] c : cases) for (int i = 0; i < N; i++) ((Loop) c[2]).run(i);
             System.err.println("start alloc: " + control.invoke(null, "start alloc"));
         }
-        // Past JDK 17's reflection inflation (15 calls), which builds names with StringBuilders, before any
-        // loop is measured.
+        // Past JDK 17's reflection inflation (15 calls) and the loading of the classes the loops call, which
+        // build names with StringBuilders, before any loop is measured.
         for (int i = 0; i < 40; i++) count(Made[].class);
+        sink = Chain.of(0);
+        sink = DirectCopy.copy(one);
         for (Object[] c : cases) measure((String) c[0], (Class<?>) c[1], (Loop) c[2]);
         if (late) {
             System.out.println("while on: " + compilers());

@@ -50,9 +50,11 @@ fn execute_diagnostic_command(jni: Jni) -> Result<ExecuteDiagnosticCommand, Stri
     let slot = match version >> 16 {
         0x2003 if reserved.is_null() => 38,
         0x2004 => 39,
-        _ => return Err(format!(
+        _ => {
+            return Err(format!(
             "the VM's management interface is of version {version:#x}, whose layout is not known"
-        )),
+        ))
+        }
     };
     // SAFETY: `slot` is ExecuteDiagnosticCommand's in this version's table (above).
     Ok(unsafe {
