@@ -56,19 +56,19 @@ const DISABLED: &CStr = c"_copyOf,_copyOfRange,_toBytesStringU";
 const DISABLED_WITH_UNSAFE: &CStr =
     c"_copyOf,_copyOfRange,_toBytesStringU,_allocateUninitializedArray";
 
-/// Whether Agent_OnLoad turned the intrinsics off for the VM's whole life: a run-time start then has
-/// nothing to add.
-static OFF_FROM_LOAD: AtomicBool = AtomicBool::new(false);
+/// What Agent_OnLoad turned off for the VM's whole life: a run-time start has nothing to add there.
+static CONCAT_OFF_FROM_LOAD: AtomicBool = AtomicBool::new(false);
+static ARRAYS_OFF_FROM_LOAD: AtomicBool = AtomicBool::new(false);
 
 /// Agent_OnLoad only, before the compilers are set up. A flag's new origin is "ergonomic", so
 /// `-XX:+PrintFlagsFinal` and `jcmd VM.flags` show that it was changed.
 pub fn keep_allocations_in_bytecode(rules: &Rules) {
-    OFF_FROM_LOAD.store(true, Ordering::Relaxed);
     if rules.objects() {
         if let Some(f) =
             vm_flags::bool_flag("OptimizeStringConcat").filter(|f| f.is_default() && f.get())
         {
             f.set(false);
+            CONCAT_OFF_FROM_LOAD.store(true, Ordering::Relaxed);
         }
     }
     if !rules.arrays() {
@@ -80,6 +80,7 @@ pub fn keep_allocations_in_bytecode(rules: &Rules) {
         // HotSpot frees a ccstr flag's old value only when a later setting replaces it, and nothing sets
         // this one after Agent_OnLoad.
         f.set(disabled_for(rules).as_ptr());
+        ARRAYS_OFF_FROM_LOAD.store(true, Ordering::Relaxed);
     }
 }
 
@@ -114,17 +115,14 @@ static CHANGED_AT_START: Mutex<ChangedAtStart> = Mutex::new(ChangedAtStart {
 /// keep the allocations in bytecode, as Agent_OnLoad's flags would have. Returns what could not be done,
 /// as one line for the program's stderr; the counts under C2 are then low where the intrinsics run.
 pub fn keep_allocations_in_bytecode_from_now(jni: Jni, rules: &Rules) -> Option<String> {
-    if OFF_FROM_LOAD.load(Ordering::Relaxed) {
-        return None;
-    }
     let mut changed = CHANGED_AT_START.lock().unwrap_or_else(|e| e.into_inner());
-    if rules.objects() && !changed.string_concat {
+    if rules.objects() && !changed.string_concat && !CONCAT_OFF_FROM_LOAD.load(Ordering::Relaxed) {
         if let Some(f) = vm_flags::bool_flag("OptimizeStringConcat").filter(|f| f.get()) {
             f.replace(false);
             changed.string_concat = true;
         }
     }
-    if !rules.arrays() || changed.directive {
+    if !rules.arrays() || changed.directive || ARRAYS_OFF_FROM_LOAD.load(Ordering::Relaxed) {
         return None;
     }
     match add_directive(jni, rules) {
@@ -218,8 +216,8 @@ pub fn compiles_to_one(
     }
 }
 
-/// Whether a class may call something [`compiles_to_one`] looks for, by the names alone: most classes are
-/// turned away without reading their code.
+/// Whether a class may call something [`compiles_to_one`] looks for, by the rules alone: with rules that
+/// select neither the intrinsics' classes nor the class, its code is not read.
 pub fn may_call_one(off: TurnedOff, rules: &Rules, caller_selected: bool) -> bool {
     (off.string_concat && caller_selected)
         || (off.arrays
@@ -236,13 +234,17 @@ pub fn let_compilers_choose_again(jni: Jni) -> Option<String> {
             f.replace(true);
         }
     }
-    if !std::mem::take(&mut changed.directive) {
+    if !changed.directive {
         return None;
     }
     // The directive the start added is the top one unless someone added another since; HotSpot's stack
     // has no way to name one.
     match management::diagnostic_command(jni, "Compiler.directives_remove") {
-        Ok(_) => None,
+        Ok(_) => {
+            changed.directive = false;
+            None
+        }
+        // Kept as added: the next start adds none, and the next stop tries again.
         Err(e) => Some(format!(
             "cannot remove the compiler directive the start added: {e}"
         )),
@@ -257,7 +259,9 @@ pub fn let_compilers_choose_again(jni: Jni) -> Option<String> {
 /// gives (`CompilerDirectives`' constructor; the list is only printed). So the flag holds the list while
 /// the command runs, and gets its value back after; the list is in the directive too, for a VM that
 /// reads it. `-XX:CompilerDirectivesFile` with the same directive at start-up changes nothing, measured
-/// with `-XX:+PrintIntrinsics` on 2026-11-29 (JDK 25).
+/// with `-XX:+PrintIntrinsics` on 2026-11-29 (JDK 25). The directive also keeps the flag's pointer as the
+/// value of the settings it does not give (its C1 half's list, which `Compiler.directives_print` prints),
+/// so the list lives as long as the VM ([`lasting`]).
 fn add_directive(jni: Jni, rules: &Rules) -> Result<(), String> {
     let flag = vm_flags::ccstr_flag("DisableIntrinsic")
         .ok_or("this VM does not describe its DisableIntrinsic flag")?;
@@ -268,14 +272,19 @@ fn add_directive(jni: Jni, rules: &Rules) -> Result<(), String> {
     } else {
         format!("{users},{ours}")
     };
-    let json = format!("[{{\"match\": \"*.*\", \"c2\": {{\"DisableIntrinsic\": \"{list}\"}}}}]\n");
-    let file = directive_file(&json)?;
-    let list = CString::new(list).map_err(|_| "the DisableIntrinsic flag holds a NUL")?;
+    let list = lasting(&list)?;
+    let json = format!(
+        "[{{\"match\": \"*.*\", \"c2\": {{\"DisableIntrinsic\": \"{}\"}}}}]\n",
+        list.to_string_lossy()
+    );
+    let file = DirectiveFile::write(&json)?;
     let users_value = flag.replace(list.as_ptr());
-    let said =
-        management::diagnostic_command(jni, &format!("Compiler.directives_add {}", file.display()));
+    let said = management::diagnostic_command(
+        jni,
+        &format!("Compiler.directives_add {}", file.0.display()),
+    );
     flag.replace(users_value);
-    let _ = fs::remove_file(&file);
+    drop(file);
     let said = said?;
     if said.contains("added") && !said.contains("failed") {
         Ok(())
@@ -287,18 +296,78 @@ fn add_directive(jni: Jni, rules: &Rules) -> Result<(), String> {
     }
 }
 
-/// The directive as a file only this user can read, which `Compiler.directives_add` takes: new, so that
-/// nothing another user put at the path is followed.
-fn directive_file(json: &str) -> Result<PathBuf, String> {
-    let path = std::env::temp_dir().join(format!("instr-{}-directive.json", std::process::id()));
-    let _ = fs::remove_file(&path);
-    let written = fs::OpenOptions::new()
-        .write(true)
-        .create_new(true)
-        .mode(0o600)
-        .open(&path)
-        .and_then(|mut f| f.write_all(json.as_bytes()));
-    written
-        .map(|()| path.clone())
-        .map_err(|e| format!("{}: {e}", path.display()))
+/// `list` as a C string that lives as long as the VM, made once per distinct list: the user's list does
+/// not change while the VM runs, so there are at most two.
+fn lasting(list: &str) -> Result<&'static CStr, String> {
+    static MADE: Mutex<Vec<&'static CStr>> = Mutex::new(Vec::new());
+    let mut made = MADE.lock().unwrap_or_else(|e| e.into_inner());
+    if let Some(&s) = made.iter().find(|s| s.to_bytes() == list.as_bytes()) {
+        return Ok(s);
+    }
+    let s: &'static CStr = Box::leak(
+        CString::new(list)
+            .map_err(|_| "the DisableIntrinsic flag holds a NUL")?
+            .into_boxed_c_str(),
+    );
+    made.push(s);
+    Ok(s)
+}
+
+/// The directive as a file only this user can read, which `Compiler.directives_add` takes, removed when
+/// dropped: a new file of a name no one can guess, so that nothing another user put in the directory is
+/// followed or stands in the way, in a directory without spaces, which the command's arguments cannot hold.
+struct DirectiveFile(PathBuf);
+
+impl DirectiveFile {
+    fn write(json: &str) -> Result<DirectiveFile, String> {
+        let temp = std::env::temp_dir();
+        let dir = if temp.to_string_lossy().contains(char::is_whitespace) {
+            PathBuf::from("/tmp")
+        } else {
+            temp
+        };
+        let mut last = String::new();
+        for _ in 0..4 {
+            let path = dir.join(format!(
+                "instr-{}-{:016x}-directive.json",
+                std::process::id(),
+                unguessable()
+            ));
+            let opened = fs::OpenOptions::new()
+                .write(true)
+                .create_new(true)
+                .mode(0o600)
+                .open(&path);
+            match opened {
+                Ok(mut f) => {
+                    let file = DirectiveFile(path);
+                    return match f.write_all(json.as_bytes()) {
+                        Ok(()) => Ok(file),
+                        Err(e) => Err(format!("{}: {e}", file.0.display())),
+                    };
+                }
+                Err(e) => last = format!("{}: {e}", path.display()),
+            }
+        }
+        Err(last)
+    }
+}
+
+impl Drop for DirectiveFile {
+    fn drop(&mut self) {
+        let _ = fs::remove_file(&self.0);
+    }
+}
+
+/// 64 bits from the kernel's random source, or from the clock where it cannot be read.
+fn unguessable() -> u64 {
+    let mut bytes = [0u8; 8];
+    let read = fs::File::open("/dev/urandom")
+        .and_then(|mut f| std::io::Read::read_exact(&mut f, &mut bytes));
+    match read {
+        Ok(()) => u64::from_ne_bytes(bytes),
+        Err(_) => std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| d.as_nanos() as u64),
+    }
 }

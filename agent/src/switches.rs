@@ -414,7 +414,9 @@ fn set_class_hook(a: &Agent, on: bool) -> Result<(), String> {
     Ok(())
 }
 
-/// Retransforms every loaded class `touched` selects (and, given `only`, that `only` names), in batches.
+/// Retransforms every loaded class `touched` selects (and, given `only`, that `only` names), in batches;
+/// at a start of the allocation probes, also the classes whose compiled code may hold an intrinsic the
+/// start turned off (allocating_intrinsics.rs), counted in `intrinsic_callers` as they are chosen.
 pub fn retransform(
     a: &Agent,
     jni: Jni,

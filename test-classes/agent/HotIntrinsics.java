@@ -109,17 +109,22 @@ public class HotIntrinsics {
         }
     }
 
-    // The compiler directives on the VM's stack (the default one included) and OptimizeStringConcat.
+    // The compiler directives on the VM's stack (the default one included), the intrinsics the top one turns
+    // off in C1 and in C2 as Compiler.directives_print shows them, and OptimizeStringConcat.
     static String compilers() throws Exception {
         javax.management.MBeanServer server = java.lang.management.ManagementFactory.getPlatformMBeanServer();
         String directives = (String) server.invoke(
                 new javax.management.ObjectName("com.sun.management:type=DiagnosticCommand"),
                 "compilerDirectivesPrint", new Object[] { new String[0] }, new String[] { String[].class.getName() });
-        int n = directives.split("Directive:", -1).length - 1;
+        String[] each = directives.split("Directive:", -1);
+        java.util.List<String> lists = new java.util.ArrayList<>();
+        java.util.regex.Matcher m = java.util.regex.Pattern.compile("DisableIntrinsic:(\\S*)").matcher(each[1]);
+        while (m.find()) lists.add(m.group(1));
         String concat = java.lang.management.ManagementFactory
                 .getPlatformMXBean(com.sun.management.HotSpotDiagnosticMXBean.class)
                 .getVMOption("OptimizeStringConcat").getValue();
-        return n + " directives, OptimizeStringConcat " + concat;
+        return (each.length - 1) + " directives, the top one's DisableIntrinsic " + lists
+                + ", OptimizeStringConcat " + concat;
     }
 
     static void measure(String name, Class<?> c, Loop loop) throws Exception {

@@ -9,8 +9,8 @@
 //! - slot 38 in version 3 as JDK 14 and later lay it out (slot 1 reserved, null);
 //! - slot 39 in version 4 (JDK 21 and later), which added `GetTotalThreadAllocatedMemory` at slot 9.
 //!
-//! Any other table (JDK 11's version 3 keeps a function in slot 1, and moves the rest up one) is refused
-//! rather than guessed at.
+//! Any other table is refused rather than guessed at: JDK 11's version 3 has a function in slot 1 and
+//! `ExecuteDiagnosticCommand` in slot 37.
 
 use std::ffi::c_void;
 
@@ -24,7 +24,7 @@ const VERSIONS: [jint; 2] = [0x2004_0000, 0x2003_0000];
 const SLOT_RESERVED: usize = 1;
 const SLOT_GET_VERSION: usize = 2;
 
-type GetManagement = unsafe extern "C" fn(jint) -> *mut c_void;
+type GetManagement = unsafe extern "system" fn(jint) -> *mut c_void;
 type GetVersion = unsafe extern "system" fn(*mut JNIEnv) -> jint;
 type ExecuteDiagnosticCommand = unsafe extern "system" fn(*mut JNIEnv, jstring) -> jstring;
 
@@ -40,9 +40,12 @@ fn execute_diagnostic_command(jni: Jni) -> Result<ExecuteDiagnosticCommand, Stri
         .map(|&v| unsafe { get(v) } as *const *const c_void)
         .find(|t| !t.is_null())
         .ok_or("the VM's management interface is of no known version")?;
-    // SAFETY: every version of the table has GetVersion in slot 2; the caller is a Java thread.
+    // SAFETY: every version of the table has GetVersion in slot 2, set; the caller is a Java thread.
     let version = unsafe {
         let f = table.add(SLOT_GET_VERSION).read();
+        if f.is_null() {
+            return Err("the VM's management interface has no GetVersion".into());
+        }
         std::mem::transmute::<*const c_void, GetVersion>(f)(jni.0)
     };
     // SAFETY: every version of the table is longer than two slots.
@@ -56,10 +59,15 @@ fn execute_diagnostic_command(jni: Jni) -> Result<ExecuteDiagnosticCommand, Stri
         ))
         }
     };
-    // SAFETY: `slot` is ExecuteDiagnosticCommand's in this version's table (above).
-    Ok(unsafe {
-        std::mem::transmute::<*const c_void, ExecuteDiagnosticCommand>(table.add(slot).read())
-    })
+    // SAFETY: the table has `slot` in this version (above).
+    let f = unsafe { table.add(slot).read() };
+    if f.is_null() {
+        return Err(format!(
+            "the VM's management interface has no function in slot {slot}"
+        ));
+    }
+    // SAFETY: `slot` is ExecuteDiagnosticCommand's in this version's table, and it is set.
+    Ok(unsafe { std::mem::transmute::<*const c_void, ExecuteDiagnosticCommand>(f) })
 }
 
 /// Runs the diagnostic command `line` (`Compiler.directives_add /path`) and returns what it printed. On a
