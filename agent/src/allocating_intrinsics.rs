@@ -122,7 +122,10 @@ pub fn keep_allocations_in_bytecode_from_now(jni: Jni, rules: &Rules) -> Option<
             changed.string_concat = true;
         }
     }
-    if !rules.arrays() || changed.directive || ARRAYS_OFF_FROM_LOAD.load(Ordering::Relaxed) {
+    if !counts_arrays_of_intrinsics(rules)
+        || changed.directive
+        || ARRAYS_OFF_FROM_LOAD.load(Ordering::Relaxed)
+    {
         return None;
     }
     match add_directive(jni, rules) {
@@ -134,6 +137,17 @@ pub fn keep_allocations_in_bytecode_from_now(jni: Jni, rules: &Rules) -> Option<
             "cannot turn C2's allocating intrinsics off (counts under C2 may be low): {e}"
         )),
     }
+}
+
+/// Whether `rules` count an array one of the intrinsics makes: the sites are in the JDK classes that hold
+/// them, so rules that leave those out (`include=` the application's packages) count none, and a start
+/// with them leaves C2 its intrinsics.
+fn counts_arrays_of_intrinsics(rules: &Rules) -> bool {
+    rules.arrays()
+        && (ARRAY_INTRINSICS
+            .iter()
+            .any(|(class, _, _)| rules.allocations_may_select(class))
+            || disabled_for(rules) == DISABLED_WITH_UNSAFE)
 }
 
 /// What the current run-time start turned off, for [`compiles_to_one`].

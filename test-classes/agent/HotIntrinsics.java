@@ -59,7 +59,7 @@ public class HotIntrinsics {
 
     interface Loop { void run(int i) throws Exception; }
 
-    // With -Dlate (the agent loaded with start=off): every loop first runs its N rounds uncounted, compiled by
+    // With -Dlate[=RULES] (the agent loaded with start=off): every loop first runs its N rounds uncounted, compiled by
     // C2 with the intrinsics on, then the program starts allocation counting (what instr.Control.start
     // does) and measures, as after `instr ctl PID start alloc` in a JVM that has run for a while. It then
     // prints what the start changed in the compilers, and what is left of it after the stop.
@@ -94,7 +94,8 @@ public class HotIntrinsics {
         java.lang.reflect.Method control = h.getMethod("control", String.class);
         if (late) {
             for (Object[] c : cases) for (int i = 0; i < N; i++) ((Loop) c[2]).run(i);
-            System.err.println("start alloc: " + control.invoke(null, "start alloc"));
+            String start = ("start alloc " + System.getProperty("late")).trim();
+            System.err.println(start + ": " + control.invoke(null, start));
         }
         // Past JDK 17's reflection inflation (15 calls) and the loading of the classes the loops call, which
         // build names with StringBuilders, before any loop is measured.
