@@ -128,10 +128,18 @@ pub fn keep_allocations_in_bytecode_from_now(jni: Jni, rules: &Rules) -> Option<
     {
         return None;
     }
+    // Said before the push, while the stack holds only what was there.
+    let hidden = directives_on_the_stack(jni).filter(|&n| n > 1).map(|n| {
+        format!(
+            "while allocation counting is on, C2 uses none of the {} compiler directive(s) added before \
+             (the agent's, which turns the allocating intrinsics off, matches every method)",
+            n - 1
+        )
+    });
     match add_directive(jni, rules) {
         Ok(()) => {
             changed.directive = true;
-            None
+            hidden
         }
         Err(e) => Some(format!(
             "cannot turn C2's allocating intrinsics off (counts under C2 may be low): {e}"
@@ -308,6 +316,13 @@ fn add_directive(jni: Jni, rules: &Rules) -> Result<(), String> {
             said.trim().replace('\n', " ")
         ))
     }
+}
+
+/// How many compiler directives are on the VM's stack, the default one included, if it says.
+fn directives_on_the_stack(jni: Jni) -> Option<usize> {
+    management::diagnostic_command(jni, "Compiler.directives_print")
+        .ok()
+        .map(|text| text.matches("Directive:").count())
 }
 
 /// `list` as a C string that lives as long as the VM, made once per distinct list: the user's list does
