@@ -27,18 +27,14 @@
 //!
 //! A start at run time (`start=off`, attach) comes too late for that list. It turns the same intrinsics
 //! off for the compilations from then on with a compiler directive, the run-time form of the list
-//! (`jcmd PID Compiler.directives_add`), and writes `OptimizeStringConcat`, which C2 reads at each
+//! (compiler_directive.rs), and writes `OptimizeStringConcat`, which C2 reads at each
 //! compilation; the stop takes both back. Code compiled before the start with an intrinsic in it must go
 //! too. A retransformation throws away the compiled code that inlined a method of the class, but C2 records
 //! no such dependency on an intrinsic it used in place of a call: so the start also retransforms the loaded
 //! classes that call one directly where the rules count what it makes ([`compiles_to_one`]), rewritten or
 //! not, and with them the code that inlined their methods.
 
-use std::ffi::{CStr, CString};
-use std::fs;
-use std::io::Write;
-use std::os::unix::fs::OpenOptionsExt;
-use std::path::PathBuf;
+use std::ffi::CStr;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Mutex;
 
@@ -48,7 +44,8 @@ use instr_rewriter::constant_pool::ConstantPool;
 use instr_rewriter::probes::Selection;
 use instr_rules::Rules;
 
-use crate::ffi::{management, vm_flags, Jni};
+use crate::compiler_directive;
+use crate::ffi::{vm_flags, Jni};
 
 /// What `DisableIntrinsic` gets when the user did not set it: static strings, the lifetime the VM expects
 /// of a flag's value.
@@ -129,7 +126,7 @@ pub fn keep_allocations_in_bytecode_from_now(jni: Jni, rules: &Rules) -> Option<
         return None;
     }
     // Said before the push, while the stack holds only what was there.
-    let hidden = directives_on_the_stack(jni).filter(|&n| n > 1).map(|n| {
+    let hidden = compiler_directive::count(jni).filter(|&n| n > 1).map(|n| {
         format!(
             "while allocation counting is on, C2 uses none of the {} compiler directive(s) added before \
              (the agent's, which turns the allocating intrinsics off, matches every method)",
@@ -238,14 +235,11 @@ pub fn compiles_to_one(
     }
 }
 
-/// Whether a class may call something [`compiles_to_one`] looks for, by the rules alone: with rules that
-/// select neither the intrinsics' classes nor the class, its code is not read.
-pub fn may_call_one(off: TurnedOff, rules: &Rules, caller_selected: bool) -> bool {
-    (off.string_concat && caller_selected)
-        || (off.arrays
-            && ARRAY_INTRINSICS
-                .iter()
-                .any(|(class, _, _)| rules.allocations_may_select(class)))
+/// Whether a class may call something [`compiles_to_one`] looks for, without reading its code: not when
+/// the start turned no array intrinsic off (the rules count none of their arrays) and the rules leave the
+/// class out.
+pub fn may_call_one(off: TurnedOff, caller_selected: bool) -> bool {
+    off.arrays || (off.string_concat && caller_selected)
 }
 
 /// At the stop: the compilers choose as they did before the start.
@@ -261,8 +255,8 @@ pub fn let_compilers_choose_again(jni: Jni) -> Option<String> {
     }
     // The directive the start added is the top one unless someone added another since; HotSpot's stack
     // has no way to name one.
-    match management::diagnostic_command(jni, "Compiler.directives_remove") {
-        Ok(_) => {
+    match compiler_directive::pop(jni) {
+        Ok(()) => {
             changed.directive = false;
             None
         }
@@ -274,129 +268,15 @@ pub fn let_compilers_choose_again(jni: Jni) -> Option<String> {
 }
 
 /// Pushes a directive for every method that turns the intrinsics off in C2, the user's own
-/// `DisableIntrinsic` list kept in it.
-///
-/// HotSpot (JDK 17 to 25) works out which intrinsics a directive turns off when it makes the directive, from
-/// the global `DisableIntrinsic` flag as it is at that moment, and never reads the list the directive itself
-/// gives (`CompilerDirectives`' constructor; the list is only printed). So the flag holds the list while
-/// the command runs, and gets its value back after; the list is in the directive too, for a VM that
-/// reads it. `-XX:CompilerDirectivesFile` with the same directive at start-up changes nothing, measured
-/// with `-XX:+PrintIntrinsics` on 2026-11-29 (JDK 25). The directive also keeps the flag's pointer as the
-/// value of the settings it does not give (its C1 half's list, which `Compiler.directives_print` prints),
-/// so the list lives as long as the VM ([`lasting`]).
+/// `DisableIntrinsic` list kept in it (a directive's list replaces the flag's for the methods it matches).
 fn add_directive(jni: Jni, rules: &Rules) -> Result<(), String> {
-    let flag = vm_flags::ccstr_flag("DisableIntrinsic")
-        .ok_or("this VM does not describe its DisableIntrinsic flag")?;
-    let users = flag.text();
+    let users = vm_flags::ccstr_flag("DisableIntrinsic")
+        .ok_or("this VM does not describe its DisableIntrinsic flag")?
+        .text();
     let ours = disabled_for(rules).to_string_lossy();
-    let list = if users.is_empty() {
-        ours.into_owned()
+    if users.is_empty() {
+        compiler_directive::push_disabling(jni, &ours)
     } else {
-        format!("{users},{ours}")
-    };
-    let list = lasting(&list)?;
-    let json = format!(
-        "[{{\"match\": \"*.*\", \"c2\": {{\"DisableIntrinsic\": \"{}\"}}}}]\n",
-        list.to_string_lossy()
-    );
-    let file = DirectiveFile::write(&json)?;
-    let users_value = flag.replace(list.as_ptr());
-    let said = management::diagnostic_command(
-        jni,
-        &format!("Compiler.directives_add {}", file.0.display()),
-    );
-    flag.replace(users_value);
-    drop(file);
-    let said = said?;
-    if said.contains("added") && !said.contains("failed") {
-        Ok(())
-    } else {
-        Err(format!(
-            "Compiler.directives_add: {}",
-            said.trim().replace('\n', " ")
-        ))
-    }
-}
-
-/// How many compiler directives are on the VM's stack, the default one included, if it says.
-fn directives_on_the_stack(jni: Jni) -> Option<usize> {
-    management::diagnostic_command(jni, "Compiler.directives_print")
-        .ok()
-        .map(|text| text.matches("Directive:").count())
-}
-
-/// `list` as a C string that lives as long as the VM, made once per distinct list: the user's list does
-/// not change while the VM runs, so there are at most two.
-fn lasting(list: &str) -> Result<&'static CStr, String> {
-    static MADE: Mutex<Vec<&'static CStr>> = Mutex::new(Vec::new());
-    let mut made = MADE.lock().unwrap_or_else(|e| e.into_inner());
-    if let Some(&s) = made.iter().find(|s| s.to_bytes() == list.as_bytes()) {
-        return Ok(s);
-    }
-    let s: &'static CStr = Box::leak(
-        CString::new(list)
-            .map_err(|_| "the DisableIntrinsic flag holds a NUL")?
-            .into_boxed_c_str(),
-    );
-    made.push(s);
-    Ok(s)
-}
-
-/// The directive as a file only this user can read, which `Compiler.directives_add` takes, removed when
-/// dropped: a new file of a name no one can guess, so that nothing another user put in the directory is
-/// followed or stands in the way, in a directory without spaces, which the command's arguments cannot hold.
-struct DirectiveFile(PathBuf);
-
-impl DirectiveFile {
-    fn write(json: &str) -> Result<DirectiveFile, String> {
-        let temp = std::env::temp_dir();
-        let dir = if temp.to_string_lossy().contains(char::is_whitespace) {
-            PathBuf::from("/tmp")
-        } else {
-            temp
-        };
-        let mut last = String::new();
-        for _ in 0..4 {
-            let path = dir.join(format!(
-                "instr-{}-{:016x}-directive.json",
-                std::process::id(),
-                unguessable()
-            ));
-            let opened = fs::OpenOptions::new()
-                .write(true)
-                .create_new(true)
-                .mode(0o600)
-                .open(&path);
-            match opened {
-                Ok(mut f) => {
-                    let file = DirectiveFile(path);
-                    return match f.write_all(json.as_bytes()) {
-                        Ok(()) => Ok(file),
-                        Err(e) => Err(format!("{}: {e}", file.0.display())),
-                    };
-                }
-                Err(e) => last = format!("{}: {e}", path.display()),
-            }
-        }
-        Err(last)
-    }
-}
-
-impl Drop for DirectiveFile {
-    fn drop(&mut self) {
-        let _ = fs::remove_file(&self.0);
-    }
-}
-
-/// 64 bits from the kernel's random source, or from the clock where it cannot be read.
-fn unguessable() -> u64 {
-    let mut bytes = [0u8; 8];
-    let read = fs::File::open("/dev/urandom")
-        .and_then(|mut f| std::io::Read::read_exact(&mut f, &mut bytes));
-    match read {
-        Ok(()) => u64::from_ne_bytes(bytes),
-        Err(_) => std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .map_or(0, |d| d.as_nanos() as u64),
+        compiler_directive::push_disabling(jni, &format!("{users},{ours}"))
     }
 }

@@ -25,6 +25,7 @@ pub mod calls;
 pub mod cds;
 pub mod class_index;
 pub mod commands;
+pub mod compiler_directive;
 pub mod control;
 pub mod cpu_switch;
 pub mod deadlocks;

@@ -460,7 +460,7 @@ pub fn retransform(
         {
             selected.push(class);
         } else if intrinsics.any()
-            && may_call_one(intrinsics, touched.alloc_rules, selected_here(&name))
+            && may_call_one(intrinsics, selected_here(&name))
             && !class_never_instrumented(name.as_bytes())
             && a.jvmti.is_modifiable_class(class)
             && calls_intrinsics(
