@@ -32,7 +32,7 @@ pub fn push_disabling(jni: Jni, list: &str) -> Result<(), String> {
     );
     let file = DirectiveFile::write(&json)?;
     let users_value = flag.replace(list.as_ptr());
-    let said = management::diagnostic_command(
+    let said = run(
         jni,
         &format!("Compiler.directives_add {}", file.0.display()),
     );
@@ -52,14 +52,20 @@ pub fn push_disabling(jni: Jni, list: &str) -> Result<(), String> {
 /// Pops the directive on top of the stack: the one pushed last, whoever pushed it (HotSpot's stack has no
 /// way to name one).
 pub fn pop(jni: Jni) -> Result<(), String> {
-    management::diagnostic_command(jni, "Compiler.directives_remove").map(|_| ())
+    run(jni, "Compiler.directives_remove").map(|_| ())
 }
 
 /// How many compiler directives are on the VM's stack, the default one included, if it says.
 pub fn count(jni: Jni) -> Option<usize> {
-    management::diagnostic_command(jni, "Compiler.directives_print")
+    run(jni, "Compiler.directives_print")
         .ok()
         .map(|text| text.matches("Directive:").count())
+}
+
+/// Runs a diagnostic command as `jcmd` would, on this thread.
+fn run(jni: Jni, line: &str) -> Result<String, String> {
+    let jdk_feature = crate::state::agent().map_or(0, |a| a.jvmti.jdk_feature());
+    management::diagnostic_command(jni, jdk_feature, line)
 }
 
 /// `list` as a C string that lives as long as the VM, made once per distinct list: the user's list does

@@ -29,6 +29,7 @@ pub mod compiler_directive;
 pub mod control;
 pub mod cpu_switch;
 pub mod deadlocks;
+pub mod elf_symbols;
 pub mod event_ring;
 pub mod exit_times;
 pub mod ffi;

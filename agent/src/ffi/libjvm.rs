@@ -1,7 +1,10 @@
 //! Symbols libjvm exports beside JNI and JVMTI: the serviceability agent's tables (read by vm_flags.rs),
-//! `JVM_GC`, the entry behind `System.gc()`, and `JVM_GetManagement` (management.rs).
+//! `JVM_GC`, the entry behind `System.gc()`, and `JVM_GetManagement` (management.rs); and the addresses
+//! of functions it does not export, from its file's symbol table, to check pointers it hands out.
 
-use std::ffi::CStr;
+use std::ffi::{CStr, OsStr};
+use std::os::unix::ffi::OsStrExt;
+use std::path::Path;
 
 use super::Jni;
 
@@ -25,6 +28,36 @@ pub(super) fn symbol(name: &CStr) -> Option<*mut libc::c_void> {
         }
     }
     (!at.is_null()).then_some(at)
+}
+
+/// The run-time addresses of libjvm's functions `names`, which it need not export (`jmm_GetVersion`), from
+/// the symbol table of the file the VM was loaded from; an error when that file has no symbol table (a
+/// stripped build) or lists one of them not. Where the file's functions sit in memory is told by an
+/// exported one, `JVM_GetManagement`, found both ways.
+pub(super) fn local_functions<const N: usize>(names: [&str; N]) -> Result<[usize; N], String> {
+    let anchor = symbol(c"JVM_GetManagement").ok_or("libjvm exports no JVM_GetManagement")?;
+    // SAFETY: Dl_info is two pointers and two addresses, for which all zeros is a valid value.
+    let mut info: libc::Dl_info = unsafe { std::mem::zeroed() };
+    // SAFETY: dladdr only fills `info` for an address inside a loaded object; the name it points to lives
+    // as long as the object, which is loaded for the life of the VM.
+    let path = unsafe {
+        if libc::dladdr(anchor, &mut info) == 0 || info.dli_fname.is_null() {
+            return Err("cannot tell which file libjvm was loaded from".into());
+        }
+        Path::new(OsStr::from_bytes(CStr::from_ptr(info.dli_fname).to_bytes())).to_owned()
+    };
+    let mut wanted = vec!["JVM_GetManagement"];
+    wanted.extend_from_slice(&names);
+    let values = crate::elf_symbols::function_values(&path, &wanted)?;
+    let missing = |i: usize| format!("{}: no {} in its symbol table", path.display(), wanted[i]);
+    let bias = (anchor as u64).wrapping_sub(values[0].ok_or_else(|| missing(0))?);
+    let mut addresses = [0; N];
+    for (i, address) in addresses.iter_mut().enumerate() {
+        *address = values[i + 1]
+            .ok_or_else(|| missing(i + 1))?
+            .wrapping_add(bias) as usize;
+    }
+    Ok(addresses)
 }
 
 /// Reads the exported variable `name` of libjvm, of type T.

@@ -3,33 +3,57 @@
 //! what `jcmd PID COMMAND` runs, from native code, so that no Java code runs for it (the probes would
 //! count its objects) and no `java.management` class is loaded.
 //!
-//! The interface is a table of function pointers whose layout changes with the JMM version it reports
-//! (slot 2, `GetVersion`, in all of them). Read on 2026-11-29 from the tables of Debian's JDK 17.0 and
-//! Temurin 25.0.3, against the names of libjvm's own symbols (`nm`), `ExecuteDiagnosticCommand` is:
-//! - slot 38 in version 3 as JDK 14 and later lay it out (slot 1 reserved, null);
-//! - slot 39 in version 4 (JDK 21 and later), which added `GetTotalThreadAllocatedMemory` at slot 9.
+//! The interface is a table of function pointers whose layout changes from one JDK to another, so the slot
+//! of `ExecuteDiagnosticCommand` is not taken on trust: it is the slot that holds the address of libjvm's
+//! own `jmm_ExecuteDiagnosticCommand`, read from the symbol table of the libjvm.so file the VM runs
+//! (`nm` lists it; Debian's and Temurin's builds keep that table), after the table's `GetVersion` (slot 2
+//! in every version) has been checked the same way, which proves the file is the one loaded.
 //!
-//! Any other table is refused rather than guessed at: JDK 11's version 3 has a function in slot 1 and
-//! `ExecuteDiagnosticCommand` in slot 37.
+//! A build stripped of its symbol table falls back on the layouts read on 2026-11-29 from Debian's
+//! JDK 17.0 and Temurin 25.0.3 against `nm`, and only on the JDK releases they cover:
+//! - version 3 as JDK 14 to 20 lay it out (slot 1 reserved, null): slot 38;
+//! - version 4 (JDK 21 to 25), which added `GetTotalThreadAllocatedMemory` at slot 9: slot 39.
+//!
+//! Anything else is refused rather than guessed at, since a wrong slot calls some other function with
+//! arguments it does not take: JDK 11's version 3 has a function in slot 1 and the command in slot 37, and
+//! a release after 25 may move it again.
 
 use std::ffi::c_void;
+use std::sync::OnceLock;
 
 use jni_sys::{jint, jobject, jstring, JNIEnv};
 
 use super::jni::{jni, Jni};
-use super::libjvm::symbol;
+use super::libjvm::{local_functions, symbol};
 
 /// The versions asked for, newest first: JDK 21+ (4), JDK 14+ and 11.0.9+ (3).
 const VERSIONS: [jint; 2] = [0x2004_0000, 0x2003_0000];
 const SLOT_RESERVED: usize = 1;
 const SLOT_GET_VERSION: usize = 2;
+/// How far the table is searched for the function: past the last slot of any version so far (40 in
+/// version 4). The table is a static of libjvm, so the slots after it are libjvm's data, readable.
+const SLOTS_SEARCHED: usize = 48;
+/// The newest JDK release whose table layout is known without a symbol table.
+const NEWEST_KNOWN_LAYOUT: u32 = 25;
 
 type GetManagement = unsafe extern "system" fn(jint) -> *mut c_void;
 type GetVersion = unsafe extern "system" fn(*mut JNIEnv) -> jint;
 type ExecuteDiagnosticCommand = unsafe extern "system" fn(*mut JNIEnv, jstring) -> jstring;
 
-/// The management table and its `ExecuteDiagnosticCommand`, if this VM has a table whose layout is known.
-fn execute_diagnostic_command(jni: Jni) -> Result<ExecuteDiagnosticCommand, String> {
+/// `ExecuteDiagnosticCommand`, found once per VM: the table and libjvm do not change while it runs.
+fn execute_diagnostic_command(
+    jni: Jni,
+    jdk_feature: u32,
+) -> Result<ExecuteDiagnosticCommand, String> {
+    static FOUND: OnceLock<Result<usize, String>> = OnceLock::new();
+    let f = FOUND
+        .get_or_init(|| find_execute_diagnostic_command(jni, jdk_feature).map(|f| f as usize))
+        .clone()?;
+    // SAFETY: `f` is the address of ExecuteDiagnosticCommand, checked by name or by a known layout.
+    Ok(unsafe { std::mem::transmute::<usize, ExecuteDiagnosticCommand>(f) })
+}
+
+fn find_execute_diagnostic_command(jni: Jni, jdk_feature: u32) -> Result<*const c_void, String> {
     let get = symbol(c"JVM_GetManagement")
         .ok_or("this VM exports no JVM_GetManagement (not HotSpot?)")?;
     // SAFETY: JVM_GetManagement is `void* JVM_GetManagement(jint version)` in every HotSpot since JDK 5.
@@ -40,41 +64,61 @@ fn execute_diagnostic_command(jni: Jni) -> Result<ExecuteDiagnosticCommand, Stri
         .map(|&v| unsafe { get(v) } as *const *const c_void)
         .find(|t| !t.is_null())
         .ok_or("the VM's management interface is of no known version")?;
-    // SAFETY: every version of the table has GetVersion in slot 2, set; the caller is a Java thread.
-    let version = unsafe {
-        let f = table.add(SLOT_GET_VERSION).read();
-        if f.is_null() {
-            return Err("the VM's management interface has no GetVersion".into());
+    // SAFETY: every version of the table has more than SLOT_GET_VERSION slots.
+    let get_version = unsafe { table.add(SLOT_GET_VERSION).read() };
+    let slot = match local_functions(["jmm_GetVersion", "jmm_ExecuteDiagnosticCommand"]) {
+        Ok([named_get_version, named_execute]) => {
+            if get_version as usize != named_get_version {
+                return Err(
+                    "the VM's management interface does not match libjvm's symbol table".into(),
+                );
+            }
+            // SAFETY: the table is a static in libjvm's data, readable for SLOTS_SEARCHED slots.
+            (0..SLOTS_SEARCHED)
+                .find(|&i| unsafe { table.add(i).read() } as usize == named_execute)
+                .ok_or("the VM's management interface has no ExecuteDiagnosticCommand")?
         }
-        std::mem::transmute::<*const c_void, GetVersion>(f)(jni.0)
-    };
-    // SAFETY: every version of the table is longer than two slots.
-    let reserved = unsafe { table.add(SLOT_RESERVED).read() };
-    let slot = match version >> 16 {
-        0x2003 if reserved.is_null() => 38,
-        0x2004 => 39,
-        _ => {
+        Err(why) if jdk_feature == 0 || jdk_feature > NEWEST_KNOWN_LAYOUT => {
             return Err(format!(
-            "the VM's management interface is of version {version:#x}, whose layout is not known"
-        ))
+                "cannot check the layout of JDK {jdk_feature}'s management interface ({why})"
+            ))
+        }
+        Err(_) => {
+            if get_version.is_null() {
+                return Err("the VM's management interface has no GetVersion".into());
+            }
+            // SAFETY: slot 2 is GetVersion in every version, set (above); the caller is a Java thread.
+            let version =
+                unsafe { std::mem::transmute::<*const c_void, GetVersion>(get_version)(jni.0) };
+            // SAFETY: every version of the table is longer than two slots.
+            let reserved = unsafe { table.add(SLOT_RESERVED).read() };
+            match version >> 16 {
+                0x2003 if reserved.is_null() => 38,
+                0x2004 => 39,
+                _ => {
+                    return Err(format!(
+                        "the VM's management interface is of version {version:#x}, whose layout is not known"
+                    ))
+                }
+            }
         }
     };
-    // SAFETY: the table has `slot` in this version (above).
+    // SAFETY: the table has `slot` (found in it, or in this version's layout).
     let f = unsafe { table.add(slot).read() };
     if f.is_null() {
         return Err(format!(
             "the VM's management interface has no function in slot {slot}"
         ));
     }
-    // SAFETY: `slot` is ExecuteDiagnosticCommand's in this version's table, and it is set.
-    Ok(unsafe { std::mem::transmute::<*const c_void, ExecuteDiagnosticCommand>(f) })
+    Ok(f)
 }
 
 /// Runs the diagnostic command `line` (`Compiler.directives_add /path`) and returns what it printed. On a
 /// Java thread, outside any probe: the VM runs the command on this thread. The command's failure (an
 /// exception in the VM) is returned as the exception's text, and cleared.
-pub fn diagnostic_command(jni: Jni, line: &str) -> Result<String, String> {
-    let execute = execute_diagnostic_command(jni)?;
+/// `jdk_feature` is the JDK's release (0 when unknown), for a libjvm without a symbol table.
+pub fn diagnostic_command(jni: Jni, jdk_feature: u32, line: &str) -> Result<String, String> {
+    let execute = execute_diagnostic_command(jni, jdk_feature)?;
     let command = jni
         .new_string(line)
         .ok_or("cannot make the command's String")?;
