@@ -348,7 +348,8 @@ fn counted_objects_are_still_scalar_replaced() {
 }
 
 /// Objects made by native code: JNI AllocObject (no constructor: counted through the agent's JNI
-/// function-table wrapper) and NewObject (counted by Object.<init>), each exactly once.
+/// function-table wrapper) and NewObject (counted by Object.<init>), each exactly once. The wrapper leaves
+/// the rest of the table as it was, past jni-sys's struct too: JDK 21's IsVirtualThread still answers.
 #[test]
 fn jni_allocations_are_counted_once() {
     for jdk in jdks() {
@@ -375,6 +376,17 @@ fn jni_allocations_are_counted_once() {
                 "JniAlloc",
             );
             check(&format!("[{}] {mode} JniAlloc", jdk.version), &out);
+            let expected = if jdk.feature() >= 21 {
+                "isVirtualThread: 0"
+            } else {
+                "isVirtualThread: -1"
+            };
+            assert!(
+                text(&out.stdout).contains(expected),
+                "[{}] {mode}: {}",
+                jdk.version,
+                text(&out.stdout)
+            );
             let r: Value = profile_json(&fs::read_to_string(dir.join("out.json")).unwrap());
             assert_eq!(
                 class_count(&r, "JniAlloc$ByAllocObject"),

@@ -1,13 +1,14 @@
 //! JNI functions the agent wraps in the VM's function table: `AllocObject`, whose objects run no
 //! constructor and so never reach the allocation probe in `Object.<init>`.
 
+use std::ffi::c_void;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
 use jni_sys::{jclass, jobject, JNIEnv};
 
 use super::guard::{guard, Policy};
 use super::jni::Jni;
-use super::jvmti::{Jvmti, ERROR_NONE};
+use super::jvmti::Jvmti;
 
 type AllocObjectFn = unsafe extern "system" fn(*mut JNIEnv, jclass) -> jobject;
 
@@ -15,19 +16,30 @@ type AllocObjectFn = unsafe extern "system" fn(*mut JNIEnv, jclass) -> jobject;
 static ORIGINAL_ALLOC_OBJECT: AtomicUsize = AtomicUsize::new(0);
 static AFTER_ALLOC_OBJECT: AtomicUsize = AtomicUsize::new(0);
 
-/// Replaces `AllocObject` with one that calls `after(jni, object)` for every object it makes.
+/// `AllocObject`'s slot in the JNI function table.
+const ALLOC_OBJECT_SLOT: usize =
+    std::mem::offset_of!(jni_sys::JNINativeInterface_, AllocObject) / std::mem::size_of::<usize>();
+
+/// Replaces `AllocObject` with one that calls `after(jni, object)` for every object it makes. Once per VM:
+/// a second wrap would make the wrapper its own original.
 pub fn wrap_alloc_object(jvmti: Jvmti, after: fn(Jni, jobject)) -> Result<(), String> {
-    let mut table = jvmti
-        .jni_function_table()
-        .ok_or("GetJNIFunctionTable failed")?;
-    let original = table.AllocObject.ok_or("the table has no AllocObject")?;
-    AFTER_ALLOC_OBJECT.store(after as usize, Ordering::Release);
-    ORIGINAL_ALLOC_OBJECT.store(original as usize, Ordering::Release);
-    table.AllocObject = Some(alloc_object);
-    match jvmti.set_jni_function_table(&table) {
-        ERROR_NONE => Ok(()),
-        e => Err(format!("SetJNIFunctionTable failed (JVMTI error {e})")),
-    }
+    let mut refused = None;
+    jvmti.edit_jni_function(ALLOC_OBJECT_SLOT, |original| {
+        let ours = alloc_object as AllocObjectFn as *const c_void;
+        if original.is_null() || original == ours {
+            refused = Some(if original.is_null() {
+                "the table has no AllocObject"
+            } else {
+                "AllocObject is wrapped already"
+            });
+            return None;
+        }
+        // Both stored before the wrapper is installed, which reads them.
+        AFTER_ALLOC_OBJECT.store(after as usize, Ordering::Release);
+        ORIGINAL_ALLOC_OBJECT.store(original as usize, Ordering::Release);
+        Some(ours)
+    })?;
+    refused.map_or(Ok(()), |why| Err(why.into()))
 }
 
 unsafe extern "system" fn alloc_object(env: *mut JNIEnv, class: jclass) -> jobject {

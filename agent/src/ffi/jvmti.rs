@@ -324,31 +324,37 @@ impl Jvmti {
         call!(self, 133, fn(*mut jint), &mut phase);
         phase
     }
-    /// A copy of the JNI function table the VM uses now.
-    pub fn jni_function_table(&self) -> Option<jni_sys::JNINativeInterface_> {
-        let mut table: *mut jni_sys::JNINativeInterface_ = ptr::null_mut();
-        let e = call!(
-            self,
-            121,
-            fn(*mut *mut jni_sys::JNINativeInterface_),
-            &mut table
-        );
+    /// Edits slot `slot` of the VM's JNI function table: `edit` gets what the slot holds and returns what
+    /// it is to hold, or None to leave the table alone. The edit is made in the copy the VM hands out and
+    /// that copy goes back whole, since the VM's table can be longer than jni-sys's struct (JDK 21 added
+    /// `IsVirtualThread`): a struct of jni-sys's size would hand the VM garbage for the slots past its end.
+    pub fn edit_jni_function(
+        &self,
+        slot: usize,
+        edit: impl FnOnce(*const c_void) -> Option<*const c_void>,
+    ) -> Result<(), String> {
+        let mut table: *mut *const c_void = ptr::null_mut();
+        let e = call!(self, 121, fn(*mut *mut *const c_void), &mut table);
         if e != ERROR_NONE || table.is_null() {
-            return None;
+            return Err(format!("GetJNIFunctionTable failed (JVMTI error {e})"));
         }
-        // SAFETY: JVMTI returned a valid table it allocated; it is copied, then freed.
-        let copy = unsafe { ptr::read(table) };
+        // SAFETY: the table JVMTI allocated has every function of the VM's JNI interface, and `slot` is
+        // one of JNI 1.1's; it is freed below, once the VM has copied it.
+        let at = unsafe { table.add(slot) };
+        // SAFETY: as above.
+        let set = match edit(unsafe { at.read() }) {
+            Some(function) => {
+                // SAFETY: as above.
+                unsafe { at.write(function) };
+                call!(self, 120, fn(*const *const c_void), table as *const _)
+            }
+            None => ERROR_NONE,
+        };
         self.deallocate(table as *mut u8);
-        Some(copy)
-    }
-    /// Makes the VM use `table` for JNI calls from now on (the VM copies it).
-    pub fn set_jni_function_table(&self, table: &jni_sys::JNINativeInterface_) -> JvmtiError {
-        call!(
-            self,
-            120,
-            fn(*const jni_sys::JNINativeInterface_),
-            table as *const _
-        )
+        match set {
+            ERROR_NONE => Ok(()),
+            e => Err(format!("SetJNIFunctionTable failed (JVMTI error {e})")),
+        }
     }
     /// Frames of the current thread from `start`, into `frames`; returns how many were filled.
     pub fn stack_trace(&self, start: jint, frames: &mut [FrameInfo]) -> usize {
