@@ -3,8 +3,11 @@
 //! field, its address. `JVMFlag::flags` is the array of every flag, each with its name, the address of its
 //! value and where the value came from.
 //!
-//! A flag is found by its name, its origin tells whether anyone set it, and the caller knows its type and
-//! validates its value. When a table or entry is missing (another JVM, a stripped build) nothing is touched.
+//! A flag is found by its name, and is used only when its `JVMFlag::_type` is the type the caller reads and
+//! writes (a flag's type can change between releases: `ObjectAlignmentInBytes` is an intx on JDK 17 and an
+//! int on 25), and its flags word and type are the 4-byte fields the tables say. Its origin tells whether
+//! anyone set it; the origin's mask and values come from the VM's own constants table. When a table,
+//! entry or constant is missing (another JVM, a stripped build), or a type differs, nothing is touched.
 
 use std::ffi::{c_char, c_void, CStr};
 
@@ -14,13 +17,40 @@ use super::libjvm::variable as exported;
 pub struct Flag<T> {
     value: *mut T,
     flags: *mut i32,
+    origin: Origin,
 }
 
-impl<T: Copy> Flag<T> {
+/// `JVMFlag::Flags`' value-origin bits and the two origins the agent tells apart, from the VM's constants.
+#[derive(Clone, Copy)]
+struct Origin {
+    mask: i32,
+    default: i32,
+    ergonomic: i32,
+}
+
+/// A value type a flag can have, with the numbers `JVMFlag::_type` gives it (`JVMFlag::FlagType`: bool,
+/// int, uint, intx, uintx, uint64_t, size_t, double, ccstr, ccstrlist, in that order on JDK 17 to 25).
+pub trait FlagValue: Copy {
+    const TYPES: &'static [i32];
+}
+
+impl FlagValue for bool {
+    const TYPES: &'static [i32] = &[0];
+}
+
+impl FlagValue for usize {
+    const TYPES: &'static [i32] = &[6];
+}
+
+impl FlagValue for *const c_char {
+    const TYPES: &'static [i32] = &[8, 9];
+}
+
+impl<T: FlagValue> Flag<T> {
     /// Whether the flag holds the JVM's default: nobody (user, environment, ergonomics) set it.
     pub fn is_default(&self) -> bool {
         // SAFETY: `flags` is the flag's JVMFlag::Flags word, which the VM keeps for its whole life.
-        unsafe { self.flags.read_unaligned() & ORIGIN_MASK == ORIGIN_DEFAULT }
+        unsafe { self.flags.read_unaligned() & self.origin.mask == self.origin.default }
     }
 
     pub fn get(&self) -> T {
@@ -39,7 +69,7 @@ impl<T: Copy> Flag<T> {
             self.value.write(v);
             let f = self.flags.read_unaligned();
             self.flags
-                .write_unaligned((f & !ORIGIN_MASK) | ORIGIN_ERGONOMIC);
+                .write_unaligned((f & !self.origin.mask) | self.origin.ergonomic);
         }
     }
 
@@ -75,12 +105,6 @@ impl Flag<*const c_char> {
     }
 }
 
-/// `JVMFlag::Flags`' value origin (the low four bits): 0 is the default, every other value a setting
-/// (command line, environment, flags file, management, ergonomics...).
-const ORIGIN_MASK: i32 = 0xf;
-const ORIGIN_DEFAULT: i32 = 0;
-const ORIGIN_ERGONOMIC: i32 = 5;
-
 /// The `size_t` flag `name`, if this VM describes its flags.
 pub fn size_flag(name: &str) -> Option<Flag<usize>> {
     flag(name)
@@ -96,14 +120,20 @@ pub fn ccstr_flag(name: &str) -> Option<Flag<*const c_char>> {
     flag(name)
 }
 
-fn flag<T>(name: &str) -> Option<Flag<T>> {
+fn flag<T: FlagValue>(name: &str) -> Option<Flag<T>> {
     let t = Tables::find()?;
     let flags_array = t.static_address("JVMFlag", "flags")? as *const *const u8;
     let count = t.static_address("JVMFlag", "numFlags")? as *const usize;
     let name_at = t.field_offset("JVMFlag", "_name")?;
     let addr_at = t.field_offset("JVMFlag", "_addr")?;
-    let flags_at = t.field_offset("JVMFlag", "_flags")?;
+    let flags_at = t.four_byte_field("JVMFlag", "_flags")?;
+    let type_at = t.four_byte_field("JVMFlag", "_type")?;
     let stride = t.type_size("JVMFlag")?;
+    let origin = Origin {
+        mask: t.int_constant("JVMFlag::VALUE_ORIGIN_MASK")?,
+        default: t.int_constant("JVMFlagOrigin::DEFAULT")?,
+        ergonomic: t.int_constant("JVMFlagOrigin::ERGONOMIC")?,
+    };
     // SAFETY: the tables give the addresses of JVMFlag::flags and JVMFlag::numFlags, statics of libjvm.
     let (first, count) = unsafe { (flags_array.read(), count.read()) };
     if first.is_null() || count > 10_000 {
@@ -111,16 +141,23 @@ fn flag<T>(name: &str) -> Option<Flag<T>> {
     }
     for i in 0..count {
         // SAFETY: `first` is an array of `count` JVMFlag records, `stride` bytes apart; the offsets are
-        // the VM's own for their fields.
+        // the VM's own for their fields, and `_type` is 4 bytes.
         unsafe {
             let flag = first.cast_mut().add(i * stride);
             let flag_name = (flag.add(name_at) as *const *const c_char).read();
             if flag_name.is_null() || CStr::from_ptr(flag_name).to_bytes() != name.as_bytes() {
                 continue;
             }
+            if !T::TYPES.contains(&(flag.add(type_at) as *const i32).read_unaligned()) {
+                return None;
+            }
             let flags = flag.add(flags_at) as *mut i32;
             let value = (flag.add(addr_at) as *const *mut T).read();
-            return (!value.is_null()).then_some(Flag { value, flags });
+            return (!value.is_null()).then_some(Flag {
+                value,
+                flags,
+                origin,
+            });
         }
     }
     None
@@ -132,6 +169,7 @@ struct Tables {
     struct_stride: usize,
     struct_type_name: usize,
     struct_field_name: usize,
+    struct_type_string: usize,
     struct_is_static: usize,
     struct_offset: usize,
     struct_address: usize,
@@ -139,6 +177,10 @@ struct Tables {
     type_stride: usize,
     type_name: usize,
     type_size: usize,
+    ints: *const u8,
+    int_stride: usize,
+    int_name: usize,
+    int_value: usize,
 }
 
 impl Tables {
@@ -149,6 +191,7 @@ impl Tables {
             struct_stride: offset(c"gHotSpotVMStructEntryArrayStride")?,
             struct_type_name: offset(c"gHotSpotVMStructEntryTypeNameOffset")?,
             struct_field_name: offset(c"gHotSpotVMStructEntryFieldNameOffset")?,
+            struct_type_string: offset(c"gHotSpotVMStructEntryTypeStringOffset")?,
             struct_is_static: offset(c"gHotSpotVMStructEntryIsStaticOffset")?,
             struct_offset: offset(c"gHotSpotVMStructEntryOffsetOffset")?,
             struct_address: offset(c"gHotSpotVMStructEntryAddressOffset")?,
@@ -156,6 +199,10 @@ impl Tables {
             type_stride: offset(c"gHotSpotVMTypeEntryArrayStride")?,
             type_name: offset(c"gHotSpotVMTypeEntryTypeNameOffset")?,
             type_size: offset(c"gHotSpotVMTypeEntrySizeOffset")?,
+            ints: exported::<*const u8>(c"gHotSpotVMIntConstants").filter(|p| !p.is_null())?,
+            int_stride: offset(c"gHotSpotVMIntConstantEntryArrayStride")?,
+            int_name: offset(c"gHotSpotVMIntConstantEntryNameOffset")?,
+            int_value: offset(c"gHotSpotVMIntConstantEntryValueOffset")?,
         })
     }
 
@@ -197,6 +244,27 @@ impl Tables {
         }
     }
 
+    /// The offset of a field whose type, as the struct entry names it, is 4 bytes long in the types table.
+    fn four_byte_field(&self, type_name: &str, field: &str) -> Option<usize> {
+        let e = self.struct_entry(type_name, field)?;
+        // SAFETY: the type string pointer of an entry of the table, at the VM's offset.
+        let declared = unsafe { (e.add(self.struct_type_string) as *const *const c_char).read() };
+        if declared.is_null() {
+            return None;
+        }
+        // SAFETY: a NUL-terminated type name of the table.
+        let declared = unsafe { CStr::from_ptr(declared) }.to_str().ok()?;
+        (self.type_size(declared)? == 4).then_some(())?;
+        self.field_offset(type_name, field)
+    }
+
+    /// The VM's integer constant `name` (`JVMFlagOrigin::ERGONOMIC`).
+    fn int_constant(&self, name: &str) -> Option<i32> {
+        let e = find(self.ints, self.int_stride, self.int_name, name, |_| true)?;
+        // SAFETY: the value field, an int32_t, of an entry of the constants table, at the VM's offset.
+        Some(unsafe { (e.add(self.int_value) as *const i32).read_unaligned() })
+    }
+
     fn type_size(&self, type_name: &str) -> Option<usize> {
         let e = find(
             self.types,
@@ -211,8 +279,8 @@ impl Tables {
     }
 }
 
-/// The first entry of a VMStructs table (entries `stride` bytes apart, ending with one whose type name is
-/// null) named `type_name` that `also` accepts.
+/// The first entry of a VMStructs table (entries `stride` bytes apart, ending with one whose name is null)
+/// named `type_name` that `also` accepts; the constants tables end and are searched the same way.
 fn find(
     table: *const u8,
     stride: usize,
