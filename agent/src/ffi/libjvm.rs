@@ -60,6 +60,26 @@ pub(super) fn local_functions<const N: usize>(names: [&str; N]) -> Result<[usize
     Ok(addresses)
 }
 
+/// Whether every pointer of `functions` points into libjvm (the object that exports `JVM_GetManagement`),
+/// and the VM is HotSpot (it exports the serviceability agent's tables): what a table of HotSpot's
+/// functions must satisfy before the agent calls one of them by its position alone.
+pub(super) fn all_in_hotspot(functions: impl IntoIterator<Item = *const libc::c_void>) -> bool {
+    let object_of = |at: *const libc::c_void| -> Option<usize> {
+        // SAFETY: Dl_info is two pointers and two addresses, for which all zeros is a valid value.
+        let mut info: libc::Dl_info = unsafe { std::mem::zeroed() };
+        // SAFETY: dladdr only reads the loader's own records for `at`, which need not be valid.
+        let found = unsafe { libc::dladdr(at, &mut info) } != 0;
+        (found && !info.dli_fbase.is_null()).then_some(info.dli_fbase as usize)
+    };
+    let Some(libjvm) = symbol(c"JVM_GetManagement").and_then(|at| object_of(at)) else {
+        return false;
+    };
+    symbol(c"gHotSpotVMStructs").is_some()
+        && functions
+            .into_iter()
+            .all(|f| !f.is_null() && object_of(f) == Some(libjvm))
+}
+
 /// Reads the exported variable `name` of libjvm, of type T.
 pub(super) fn variable<T: Copy>(name: &CStr) -> Option<T> {
     // SAFETY: the symbol is the variable of that name, exported with type T by every HotSpot.

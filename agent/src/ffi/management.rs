@@ -14,6 +14,7 @@
 //! - version 3 as JDK 14 to 20 lay it out (slot 1 reserved, null): slot 38;
 //! - version 4 (JDK 21 to 25), which added `GetTotalThreadAllocatedMemory` at slot 9: slot 39.
 //!
+//! and only when the VM is HotSpot and every slot from `GetVersion` to the command's points into libjvm.
 //! Anything else is refused rather than guessed at, since a wrong slot calls some other function with
 //! arguments it does not take: JDK 11's version 3 has a function in slot 1 and the command in slot 37, and
 //! a release after 25 may move it again.
@@ -24,7 +25,7 @@ use std::sync::OnceLock;
 use jni_sys::{jint, jobject, jstring, JNIEnv};
 
 use super::jni::{jni, Jni};
-use super::libjvm::{local_functions, symbol};
+use super::libjvm::{all_in_hotspot, local_functions, symbol};
 
 /// The versions asked for, newest first: JDK 21+ (4), JDK 14+ and 11.0.9+ (3).
 const VERSIONS: [jint; 2] = [0x2004_0000, 0x2003_0000];
@@ -83,16 +84,18 @@ fn find_execute_diagnostic_command(jni: Jni, jdk_feature: u32) -> Result<*const 
                 "cannot check the layout of JDK {jdk_feature}'s management interface ({why})"
             ))
         }
-        Err(_) => {
-            if get_version.is_null() {
-                return Err("the VM's management interface has no GetVersion".into());
+        Err(why) => {
+            let not_hotspot = || format!("the management interface is not HotSpot's ({why})");
+            if !all_in_hotspot([get_version]) {
+                return Err(not_hotspot());
             }
-            // SAFETY: slot 2 is GetVersion in every version, set (above); the caller is a Java thread.
+            // SAFETY: slot 2 is GetVersion in every version, a function of libjvm (above); the caller is a
+            // Java thread.
             let version =
                 unsafe { std::mem::transmute::<*const c_void, GetVersion>(get_version)(jni.0) };
             // SAFETY: every version of the table is longer than two slots.
             let reserved = unsafe { table.add(SLOT_RESERVED).read() };
-            match version >> 16 {
+            let slot = match version >> 16 {
                 0x2003 if reserved.is_null() => 38,
                 0x2004 => 39,
                 _ => {
@@ -100,7 +103,14 @@ fn find_execute_diagnostic_command(jni: Jni, jdk_feature: u32) -> Result<*const 
                         "the VM's management interface is of version {version:#x}, whose layout is not known"
                     ))
                 }
+            };
+            // Reserved slots are null; every function up to the command's must be libjvm's.
+            // SAFETY: the table has `slot` slots in this version's layout.
+            let functions = (SLOT_GET_VERSION..=slot).map(|i| unsafe { table.add(i).read() });
+            if !all_in_hotspot(functions.filter(|f| !f.is_null())) {
+                return Err(not_hotspot());
             }
+            slot
         }
     };
     // SAFETY: the table has `slot` (found in it, or in this version's layout).
