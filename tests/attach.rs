@@ -1025,3 +1025,34 @@ fn cpu_sampler_starts_and_stops_at_run_time() {
         assert!(!err.contains("failed"), "{v} {err}");
     }
 }
+
+/// A CPU sampler started while another profiler owns SIGPROF (JFR's CPU-time sampler, JDK 25 and later)
+/// is refused with the reason, rather than taking the signal over: JFR's timers would then fire into the
+/// agent's handler. The JVM runs on, with the agent's sampler off.
+#[test]
+fn cpu_sampler_refuses_a_sigprof_another_profiler_owns() {
+    for jdk in jdks().into_iter().filter(|j| j.feature() >= 25) {
+        let (classes, _) = compile(&jdk);
+        let dir = scratch(&format!("attach-sigprof-{}", jdk.key()));
+        let rules = rules(&dir);
+        let jfr = format!(
+            "-XX:StartFlightRecording:filename={},settings={}",
+            dir.join("cpu.jfr").display(),
+            workspace().join("bench/jfr-cputime-1ms.jfc").display()
+        );
+        let options = format!("rules={},start=off", rules.display());
+        let mut jvm = Jvm::start_with_options(&jdk, &classes, &dir, Some(&options), &[&jfr]);
+        let v = jvm.what.clone();
+        jvm.ask("spin 200");
+        let out = ctl(jvm.pid, &["start", "cpu", "1ms"]);
+        let said = format!("{}{}", text(&out.stdout), text(&out.stderr));
+        assert!(
+            !out.status.success() && said.contains("another handler already owns SIGPROF"),
+            "{v} {said}"
+        );
+        let status = jvm.ctl(&["status"]);
+        assert!(status.contains("cpu: off"), "{v} {status}");
+        jvm.ask("spin 200");
+        println!("{v} SIGPROF left to JFR: {}", said.trim());
+    }
+}

@@ -34,6 +34,7 @@ pub fn start(a: &Agent, jni: Jni, words: &[&str]) -> Result<String, String> {
     if crate::sampler::running() {
         return Ok("cpu was already on".into());
     }
+    crate::ffi::signals::sigprof_is_free().map_err(|e| format!("cpu: {e}"))?;
     if a.call_times {
         return Err(
             "cpu: calls=times measures time already; the sampler and it are not used together"

@@ -105,6 +105,38 @@ pub fn current_tid() -> i32 {
     unsafe { libc::syscall(libc::SYS_gettid) as i32 }
 }
 
+/// Ok when SIGPROF has no handler, or has the agent's: another profiler in the process (JFR's CPU-time
+/// sampler on JDK 25, async-profiler) may own it, and taking it over would send its timers' signals to
+/// the agent's handler and the agent's to nobody.
+pub fn sigprof_is_free() -> Result<(), String> {
+    // SAFETY: a zeroed sigaction is valid; a null new action only reads the current one.
+    let current = unsafe {
+        let mut current: libc::sigaction = std::mem::zeroed();
+        if libc::sigaction(libc::SIGPROF, std::ptr::null(), &mut current) != 0 {
+            return Err(format!(
+                "cannot read the SIGPROF handler: {}",
+                std::io::Error::last_os_error()
+            ));
+        }
+        current.sa_sigaction
+    };
+    if [
+        libc::SIG_DFL,
+        libc::SIG_IGN,
+        on_sigprof as *const () as usize,
+    ]
+    .contains(&current)
+    {
+        Ok(())
+    } else {
+        Err(
+            "another handler already owns SIGPROF (JFR's CPU-time sampler or another profiler): stop it \
+             first, or load the agent with engine=jvmti"
+                .into(),
+        )
+    }
+}
+
 /// Finds AsyncGetCallTrace in the VM and installs the SIGPROF handler, which calls `handler` for each
 /// signal while sampling is active. Err: one line saying what is missing.
 pub fn install(handler: SampleHandler) -> Result<(), String> {
@@ -113,6 +145,7 @@ pub fn install(handler: SampleHandler) -> Result<(), String> {
     if agct.is_null() {
         return Err("this VM does not export AsyncGetCallTrace; use engine=jvmti".into());
     }
+    sigprof_is_free()?;
     AGCT.store(agct as usize, Ordering::Release);
     HANDLER.store(handler as usize, Ordering::Release);
     // SAFETY: a zeroed sigaction is valid; the handler has the SA_SIGINFO signature.
