@@ -42,21 +42,38 @@ public final class HeapProxyLambdas {
     /** False under -Djdk.internal.lambda.disableEagerInitialization, where the JDK spins a class per link. */
     private static final boolean EAGER = eager();
 
+    /**
+     * The instance fields of AbstractValidatingLambdaMetafactory, the factory's inputs, as JDK 17 to 25 declare
+     * them. A JDK that declares others may make a lambda's class depend on them, which same() would not see,
+     * and one that changed a type would have Unsafe read a field as what it is not: either way the factory is
+     * left unpatched.
+     */
+    private static final String[] INPUTS = {
+        "caller java.lang.invoke.MethodHandles$Lookup", "targetClass java.lang.Class",
+        "factoryType java.lang.invoke.MethodType", "interfaceClass java.lang.Class",
+        "interfaceMethodName java.lang.String", "interfaceMethodType java.lang.invoke.MethodType",
+        "implementation java.lang.invoke.MethodHandle", "implMethodType java.lang.invoke.MethodType",
+        "implInfo java.lang.invoke.MethodHandleInfo", "implKind int", "implIsInstanceMethod boolean",
+        "implClass java.lang.Class", "dynamicMethodType java.lang.invoke.MethodType", "isSerializable boolean",
+        "altInterfaces java.lang.Class[]", "altMethods java.lang.invoke.MethodType[]",
+    };
+    private static final boolean INPUTS_KNOWN = inputsKnown();
+
     // The factory's fields (AbstractValidatingLambdaMetafactory, InnerClassLambdaMetafactory); -1 if missing.
-    private static final long TARGET = offset(false, "targetClass");
-    private static final long INTERFACE = offset(false, "interfaceClass");
-    private static final long NAME = offset(false, "interfaceMethodName");
-    private static final long FACTORY_TYPE = offset(false, "factoryType");
-    private static final long METHOD_TYPE = offset(false, "interfaceMethodType");
-    private static final long IMPL_KIND = offset(false, "implKind");
-    private static final long IMPL_CLASS = offset(false, "implClass");
-    private static final long IMPL_TYPE = offset(false, "implMethodType");
-    private static final long IMPL_INFO = offset(false, "implInfo");
-    private static final long DYNAMIC_TYPE = offset(false, "dynamicMethodType");
-    private static final long SERIALIZABLE = offset(false, "isSerializable");
-    private static final long ALT_INTERFACES = offset(false, "altInterfaces");
-    private static final long ALT_METHODS = offset(false, "altMethods");
-    private static final long IMPL_HANDLE = offset(true, "useImplMethodHandle");
+    private static final long TARGET = offset("targetClass");
+    private static final long INTERFACE = offset("interfaceClass");
+    private static final long NAME = offset("interfaceMethodName");
+    private static final long FACTORY_TYPE = offset("factoryType");
+    private static final long METHOD_TYPE = offset("interfaceMethodType");
+    private static final long IMPL_KIND = offset("implKind");
+    private static final long IMPL_CLASS = offset("implClass");
+    private static final long IMPL_TYPE = offset("implMethodType");
+    private static final long IMPL_INFO = offset("implInfo");
+    private static final long DYNAMIC_TYPE = offset("dynamicMethodType");
+    private static final long SERIALIZABLE = offset("isSerializable");
+    private static final long ALT_INTERFACES = offset("altInterfaces");
+    private static final long ALT_METHODS = offset("altMethods");
+    private static final long IMPL_HANDLE = booleanOffset("useImplMethodHandle");
 
     private static final ClassLoader PLATFORM = ClassLoader.getPlatformClassLoader();
     private static final ClassLoader SYSTEM = ClassLoader.getSystemClassLoader();
@@ -69,7 +86,7 @@ public final class HeapProxyLambdas {
 
     /** 1 when classFor can stand in for generateInnerClass on this JDK (the agent patches only then), else 0. */
     public static int ready() {
-        return GENERATE != null && TARGET >= 0 && INTERFACE >= 0 && NAME >= 0 && FACTORY_TYPE >= 0
+        return GENERATE != null && INPUTS_KNOWN && TARGET >= 0 && INTERFACE >= 0 && NAME >= 0 && FACTORY_TYPE >= 0
                 && METHOD_TYPE >= 0 && IMPL_KIND >= 0 && IMPL_CLASS >= 0 && IMPL_TYPE >= 0 && IMPL_INFO >= 0
                 && DYNAMIC_TYPE >= 0 && SERIALIZABLE >= 0 && ALT_INTERFACES >= 0 && ALT_METHODS >= 0
                 && IMPL_HANDLE >= 0 ? 1 : 0;
@@ -203,13 +220,38 @@ public final class HeapProxyLambdas {
         }
     }
 
-    /** The offset of a field of the factory (own) or of its superclass; -1 when this JDK has no such field. */
-    private static long offset(boolean own, String name) {
+    /** The offset of a field of the factory's superclass; -1 when this JDK has no such field. */
+    private static long offset(String name) {
         try {
             Class<?> f = factoryClass();
-            return U.objectFieldOffset(own ? f : f.getSuperclass(), name);
+            return U.objectFieldOffset(f.getSuperclass(), name);
         } catch (Throwable t) {
             return -1;
+        }
+    }
+
+    /** The offset of the factory's own boolean field `name`; -1 when it has none, or not a boolean. */
+    private static long booleanOffset(String name) {
+        try {
+            java.lang.reflect.Field field = factoryClass().getDeclaredField(name);
+            return field.getType() == boolean.class ? U.objectFieldOffset(field) : -1;
+        } catch (Throwable t) {
+            return -1;
+        }
+    }
+
+    /** Whether the superclass's instance fields are exactly INPUTS, by name and type. */
+    private static boolean inputsKnown() {
+        try {
+            java.util.Set<String> declared = new java.util.HashSet<>();
+            for (java.lang.reflect.Field field : factoryClass().getSuperclass().getDeclaredFields()) {
+                if (!java.lang.reflect.Modifier.isStatic(field.getModifiers())) {
+                    declared.add(field.getName() + " " + field.getType().getTypeName());
+                }
+            }
+            return declared.equals(java.util.Set.of(INPUTS));
+        } catch (Throwable t) {
+            return false;
         }
     }
 }
