@@ -11,7 +11,7 @@
 #              alloc (the default rules' allocation probes into every loaded class and out again; both
 #              retransformations are inside the timed run)
 # -s names what startstop starts and stops (default: alloc; e.g. -s "alloc live monitors cpu": each started in
-# that order, then each stopped); -A leaves out part 2.
+# that order, then each stopped); -A leaves out part 2, -n 0 part 1.
 # Prints the median wall seconds (-c: CPU seconds, user + system, of the whole run: steadier on a loaded
 # machine) and the ratio to none.
 # Part 2: bench/java/ManyClasses.java loads CLASSES classes (default 5000) of the runtime image, keeps a
@@ -72,6 +72,7 @@ echo "# $(date -u +%F) $(git rev-parse --short HEAD 2>/dev/null), $("$JAVA_HOME/
 echo "# ${CPU:+CPU seconds, }startstop: $SWITCH; load before: $(uptime | sed 's/.*load average: //')"
 printf '%-8s %8s %8s %8s %9s %8s %9s %14s\n' workload none again off startstop again/none off/none start+stop/none
 ratios=$OUT/ratios; : > "$ratios"
+[ "$N" -gt 0 ] || NAMES=  # -n 0: the attach pause alone
 for w in $NAMES; do
   declare -A times=()
   for i in $(seq 1 "$N"); do
