@@ -959,15 +959,30 @@ fn spin_samples(report: &Value) -> BTreeMap<String, u64> {
 /// samples stop growing; a second start samples again, at the same interval only.
 #[test]
 fn cpu_sampler_starts_and_stops_at_run_time() {
-    for jdk in jdks() {
+    for (jdk, attached) in jdks()
+        .into_iter()
+        .flat_map(|j| [(j.clone(), true), (j, false)])
+    {
         let (classes, _) = compile(&jdk);
-        let dir = scratch(&format!("attach-cpu-{}", jdk.key()));
+        let how = if attached { "attached" } else { "loaded" };
+        let dir = scratch(&format!("attach-cpu-{how}-{}", jdk.key()));
         let rules = rules(&dir);
-        let mut jvm = Jvm::start(&jdk, &classes, &dir);
-        let v = jvm.what.clone();
+        let options = format!("rules={},start=off", rules.display());
+        // Loaded at start-up, the main thread is the one that ran Agent_OnLoad; attached, it is found by
+        // its OS name (cpu_switch.rs).
+        let mut jvm = if attached {
+            Jvm::start(&jdk, &classes, &dir)
+        } else {
+            Jvm::start_with(&jdk, &classes, &dir, Some(&options))
+        };
+        let v = format!("{} {how}", jvm.what);
         jvm.ask("spin 200");
-        let said = attach(&jvm, &format!("rules={},start=off", rules.display()));
-        assert!(said.contains("cpu: off"), "{v} {said}");
+        if attached {
+            let said = attach(&jvm, &options);
+            assert!(said.contains("cpu: off"), "{v} {said}");
+        } else {
+            wait_for(|| ctl(jvm.pid, &["status"]).status.success().then_some(()));
+        }
         let pid = jvm.pid;
         let timers = move || {
             fs::read_to_string(format!("/proc/{pid}/timers"))

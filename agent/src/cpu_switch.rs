@@ -8,8 +8,9 @@
 //!   itself at its start; here the control thread makes them, one per OS thread id on that thread's CPU
 //!   clock (signals.rs, `arm_cpu_timer_of`). JVMTI does not give OS thread ids, so the ids are those of
 //!   `/proc/self/task` whose name (HotSpot names each Java thread's OS thread after it, cut to 15
-//!   bytes) is that of a Java thread GetAllThreads lists, or the process's own name (the main thread,
-//!   which the launcher starts unnamed). Such a thread never registered its JNIEnv, so the signal
+//!   bytes) is that of a Java thread GetAllThreads lists, and the main thread, which the launcher starts
+//!   unnamed: the thread that ran Agent_OnLoad, or when attached any thread of the process's own name but
+//!   the first. Such a thread never registered its JNIEnv, so the signal
 //!   handler asks the VM for it (GetEnv). A thread of the VM that happens to share such a name gets a
 //!   timer too; its signals find no JNIEnv and are counted as failures, never as samples.
 //!
@@ -17,6 +18,7 @@
 //! and ends its drain thread: nothing of it runs until the next `start cpu`.
 
 use std::collections::HashMap;
+use std::sync::atomic::{AtomicI32, Ordering};
 
 use crate::ffi::Jni;
 use crate::jvmti::{capability, Capabilities, ERROR_NONE};
@@ -82,6 +84,13 @@ pub fn stop(a: &Agent, jni: Jni) -> Result<String, String> {
     ))
 }
 
+fn is_main(tid: i32) -> bool {
+    match MAIN_TID.load(Ordering::Relaxed) {
+        0 => tid != std::process::id() as i32,
+        main => tid == main,
+    }
+}
+
 fn parse_interval(words: &[&str]) -> Result<u64, String> {
     let value = match words {
         [] => return Ok(DEFAULT_NS),
@@ -95,6 +104,15 @@ fn parse_interval(words: &[&str]) -> Result<u64, String> {
         Ok(ns) => Ok(ns),
         Err(e) => Err(format!("start cpu {value}: {e}")),
     }
+}
+
+/// The OS id of the thread that ran Agent_OnLoad, 0 when attached: the thread that becomes Java's `main`
+/// (the `java` launcher creates the VM on it; an embedding program on its own first thread).
+static MAIN_TID: AtomicI32 = AtomicI32::new(0);
+
+/// From Agent_OnLoad: this thread is the one Java will call `main`.
+pub fn note_main_thread() {
+    MAIN_TID.store(crate::ffi::signals::current_tid(), Ordering::Relaxed);
 }
 
 /// The OS ids (and names) of the Java threads running now, but the agent's own (see the module
@@ -133,7 +151,11 @@ fn running_threads(a: &Agent, jni: Jni) -> Vec<(i32, String)> {
         let name = comm(&task.path().join("comm"));
         match java.get(&name) {
             Some(names) => out.push((tid, names.first().cloned().unwrap_or(name))),
-            None if name == process && tid != std::process::id() as i32 => {
+            // The `main` thread keeps the process's OS name. Known by its id when the agent was loaded
+            // at start-up; when attached, any thread of that name but the first: a native thread the
+            // program started from `main` has it too, and it would be sampled (and its first sample
+            // touch libjvm's thread-local storage in the signal handler).
+            None if name == process && is_main(tid) => {
                 out.push((tid, main.clone().unwrap_or(name)))
             }
             None => {}

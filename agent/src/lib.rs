@@ -123,6 +123,7 @@ fn since_load() -> u64 {
 /// The agent's set-up, from `Agent_OnLoad` (ffi/java_vm.rs): an error refuses to start the VM with its
 /// message as one `instr:` line.
 pub fn load(vm: JavaVm, options: &str) -> Result<(), String> {
+    cpu_switch::note_main_thread();
     load_in(vm, options, Phase::OnLoad).map(|_| ())
 }
 

@@ -280,8 +280,11 @@ pub fn find_unregistered_threads(vm: *mut jni_sys::JavaVM) {
 }
 
 /// The calling thread's JNIEnv from the VM's GetEnv, or null (no VM given, or not a Java thread).
-/// GetEnv reads the VM's own thread-local (initial-exec TLS in libjvm) and takes no lock, so it is
-/// safe in the handler, as profilers built on AsyncGetCallTrace have long relied on.
+/// GetEnv takes no lock and reads the VM's own thread-local, as profilers built on AsyncGetCallTrace have
+/// long relied on. libjvm's thread-locals are of the general-dynamic model (Debian's 17 and Temurin's 25:
+/// DTPMOD64 relocations, no TPOFF64), which glibc may allocate at a thread's first access: harmless on a
+/// Java thread, which the VM set up, so timers are armed only on threads known to be Java threads
+/// (cpu_switch.rs).
 fn env_from_vm() -> *mut JNIEnv {
     let vm = JAVA_VM.load(Ordering::Acquire);
     if vm.is_null() {
