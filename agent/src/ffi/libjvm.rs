@@ -36,16 +36,14 @@ pub(super) fn symbol(name: &CStr) -> Option<*mut libc::c_void> {
 /// exported one, `JVM_GetManagement`, found both ways.
 pub(super) fn local_functions<const N: usize>(names: [&str; N]) -> Result<[usize; N], String> {
     let anchor = symbol(c"JVM_GetManagement").ok_or("libjvm exports no JVM_GetManagement")?;
-    // SAFETY: Dl_info is two pointers and two addresses, for which all zeros is a valid value.
-    let mut info: libc::Dl_info = unsafe { std::mem::zeroed() };
-    // SAFETY: dladdr only fills `info` for an address inside a loaded object; the name it points to lives
-    // as long as the object, which is loaded for the life of the VM.
-    let path = unsafe {
-        if libc::dladdr(anchor, &mut info) == 0 || info.dli_fname.is_null() {
-            return Err("cannot tell which file libjvm was loaded from".into());
-        }
-        Path::new(OsStr::from_bytes(CStr::from_ptr(info.dli_fname).to_bytes())).to_owned()
-    };
+    let info = loaded_from(anchor)
+        .filter(|i| !i.dli_fname.is_null())
+        .ok_or("cannot tell which file libjvm was loaded from")?;
+    // SAFETY: the name dladdr gives lives as long as the object, loaded for the life of the VM.
+    let path = Path::new(OsStr::from_bytes(
+        unsafe { CStr::from_ptr(info.dli_fname) }.to_bytes(),
+    ))
+    .to_owned();
     let mut wanted = vec!["JVM_GetManagement"];
     wanted.extend_from_slice(&names);
     let values = crate::elf_symbols::function_values(&path, &wanted)?;
@@ -64,12 +62,10 @@ pub(super) fn local_functions<const N: usize>(names: [&str; N]) -> Result<[usize
 /// and the VM is HotSpot (it exports the serviceability agent's tables): what a table of HotSpot's
 /// functions must satisfy before the agent calls one of them by its position alone.
 pub(super) fn all_in_hotspot(functions: impl IntoIterator<Item = *const libc::c_void>) -> bool {
-    let object_of = |at: *const libc::c_void| -> Option<usize> {
-        // SAFETY: Dl_info is two pointers and two addresses, for which all zeros is a valid value.
-        let mut info: libc::Dl_info = unsafe { std::mem::zeroed() };
-        // SAFETY: dladdr only reads the loader's own records for `at`, which need not be valid.
-        let found = unsafe { libc::dladdr(at, &mut info) } != 0;
-        (found && !info.dli_fbase.is_null()).then_some(info.dli_fbase as usize)
+    let object_of = |at: *const libc::c_void| {
+        loaded_from(at)
+            .map(|i| i.dli_fbase as usize)
+            .filter(|&base| base != 0)
     };
     let Some(libjvm) = symbol(c"JVM_GetManagement").and_then(|at| object_of(at)) else {
         return false;
@@ -78,6 +74,14 @@ pub(super) fn all_in_hotspot(functions: impl IntoIterator<Item = *const libc::c_
         && functions
             .into_iter()
             .all(|f| !f.is_null() && object_of(f) == Some(libjvm))
+}
+
+/// What the dynamic loader knows of the object `at` lies in (its file and base), if any.
+fn loaded_from(at: *const libc::c_void) -> Option<libc::Dl_info> {
+    // SAFETY: Dl_info is two pointers and two addresses, for which all zeros is a valid value.
+    let mut info: libc::Dl_info = unsafe { std::mem::zeroed() };
+    // SAFETY: dladdr only reads the loader's own records for `at`, which need not be valid.
+    (unsafe { libc::dladdr(at, &mut info) } != 0).then_some(info)
 }
 
 /// Reads the exported variable `name` of libjvm, of type T.
