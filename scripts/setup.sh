@@ -53,11 +53,22 @@ pkgs=(
   chromium nodejs
   # VisualVM's heap library (lib-jfluid-heap.jar): tests/hprof.rs reads the agent's HPROF dumps with it.
   visualvm
+  # curl and CA certificates: scripts/install-java25.sh downloads the Java 25 runtime (below).
+  curl ca-certificates
 )
 need=()
 for p in "${pkgs[@]}"; do
   dpkg-query -W -f='${Status}\n' "$p" 2>/dev/null | grep -q '^install ok installed' || need+=("$p")
 done
+# The tests run on every JDK under /usr/lib/jvm, and must see the current LTS too; Debian 12 packages only
+# 17. Without a JDK 25 or later, scripts/install-java25.sh (as root) puts a Temurin 25 runtime there.
+java25=false
+for release in /usr/lib/jvm/*/release; do
+  feature=$(sed -n 's/^JAVA_VERSION="\{0,1\}\([0-9]*\).*/\1/p' "$release" 2>/dev/null)
+  [ "${feature:-0}" -ge 25 ] && java25=true
+done
+need_java25=$(! $java25 && echo true || echo false)
+
 # npm comes with NodeSource's nodejs and separately with Debian's, whose npm package conflicts with
 # NodeSource's nodejs: asked for only when no npm command is there.
 command -v npm >/dev/null 2>&1 || need+=(npm)
@@ -72,24 +83,30 @@ done
 
 if $dry_run; then
   echo "would install: ${need[*]:-nothing}"
+  $need_java25 && echo "would run: scripts/install-java25.sh"
   for dir in "${npm_projects[@]}"; do echo "would run: npm ci in $dir"; done
   exit 0
 fi
-if [ ${#need[@]} -gt 0 ] && [ "$(id -u)" != 0 ]; then
+root_work="${need[*]}${need_java25/false/}"
+if [ -n "$root_work" ] && [ "$(id -u)" != 0 ]; then
+  what="${need[*]}"; $need_java25 && what="$what a Java 25 runtime"
   if ! command -v sudo >/dev/null 2>&1; then
-    echo "setup.sh: must install ${need[*]} as root: run it as root, or as a user with sudo" >&2
+    echo "setup.sh: must install $what as root: run it as root, or as a user with sudo" >&2
     exit 1
   fi
-  echo "setup.sh: installing ${need[*]} through sudo"
+  echo "setup.sh: installing $what through sudo"
   # Not exec: the npm step below runs afterwards as the calling user, so that node_modules in the
   # checkout is theirs, not root's.
   sudo -- "$(readlink -f "${BASH_SOURCE[0]}")" --elevated
-elif [ ${#need[@]} -gt 0 ]; then
-  apt-get update -q
-  DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends "${need[@]}"
+elif [ -n "$root_work" ]; then
+  if [ ${#need[@]} -gt 0 ]; then
+    apt-get update -q
+    DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends "${need[@]}"
+  fi
+  if $need_java25; then "$root/scripts/install-java25.sh"; fi
 fi
 $elevated && exit 0 # the packages were all the root run was for
 for dir in "${npm_projects[@]}"; do
   (cd "$dir" && npm ci --no-audit --no-fund)
 done
-echo "JDKs: $(ls -d /usr/lib/jvm/*/bin/javac 2>/dev/null | sed 's|/bin/javac||' | xargs)"
+echo "JDKs: $(ls -d /usr/lib/jvm/*/bin/java 2>/dev/null | sed 's|/bin/java||' | xargs)"

@@ -607,8 +607,11 @@ fn full_disk_file_size_limit_leaves_no_partial_report() {
         let [(_, _), (next_kb, _), (biggest_kb, biggest)] = sizes[..] else {
             unreachable!()
         };
+        // Half again the next one leaves room on both sides of the limit between them for what one run
+        // differs from the next. (2x was too close: the text is 1.96x the collapsed stacks on a runtime image
+        // whose JDK classes carry no line numbers.)
         assert!(
-            biggest_kb > 2 * next_kb,
+            2 * biggest_kb > 3 * next_kb,
             "[{v}] the {biggest} ({biggest_kb} KB) should be the biggest report by far: {sizes:?}"
         );
         let between = (biggest_kb + next_kb) / 2;

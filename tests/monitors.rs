@@ -21,7 +21,7 @@ fn compile_monitor_programs(jdk: &Jdk) -> PathBuf {
         let _ = fs::remove_dir_all(&out);
         let sources: Vec<PathBuf> = java_files(&workspace().join("test-classes/monitors"))
             .into_iter()
-            .filter(|src| required_jdk(src) <= jdk.feature())
+            .filter(|src| required_jdk(src) <= jdk.tools().feature())
             .collect();
         javac(jdk, &sources, &out, &[]);
         out

@@ -122,8 +122,39 @@ impl Jdk {
         }
     }
 
+    /// `bin/TOOL` of this JDK, or of [`Jdk::tools`] for the development tools a runtime image lacks.
     pub fn bin(&self, tool: &str) -> PathBuf {
-        self.home.join("bin").join(tool)
+        let own = self.home.join("bin").join(tool);
+        if own.is_file() {
+            own
+        } else {
+            self.tools().home.join("bin").join(tool)
+        }
+    }
+
+    /// Whether this JDK is a runtime image without `javac` (scripts/install-java25.sh installs one).
+    pub fn is_runtime_only(&self) -> bool {
+        !self.home.join("bin/javac").is_file()
+    }
+
+    /// The JDK whose `javac`, `jar`, `javap` and `jimage` serve this one: itself; for a runtime image, the
+    /// newest full JDK of a release not after it (what its javac compiles must load here), else the
+    /// oldest. Sources that need a later release than this JDK's compiler are left out by their
+    /// `// @requires-jdk N` line ([`required_jdk`]), checked against `tools().feature()`.
+    pub fn tools(&self) -> Jdk {
+        if !self.is_runtime_only() {
+            return self.clone();
+        }
+        let full: Vec<Jdk> = jdks()
+            .into_iter()
+            .filter(|j| !j.is_runtime_only())
+            .collect();
+        full.iter()
+            .rev()
+            .find(|j| j.feature() <= self.feature())
+            .or(full.first())
+            .cloned()
+            .unwrap_or_else(|| self.clone())
     }
 
     /// A short name for logs and directory names, unique among `jdks()`.
@@ -161,7 +192,8 @@ fn read_version(home: &Path) -> Option<String> {
     all.split_whitespace().nth(1).map(str::to_string)
 }
 
-/// Every JDK under /usr/lib/jvm (a directory with bin/javac), symlinked duplicates removed, oldest first.
+/// Every JDK under /usr/lib/jvm (a directory with bin/java, and bin/javac or a `release` file: a runtime
+/// image counts, see [`Jdk::bin`]), symlinked duplicates removed, oldest first.
 /// `INSTR_TEST_JDKS` (a comma-separated list of feature releases, e.g. "17" or "17,25") narrows the list.
 pub fn jdks() -> Vec<Jdk> {
     static JDKS: OnceLock<Vec<Jdk>> = OnceLock::new();
@@ -172,10 +204,8 @@ pub fn jdks() -> Vec<Jdk> {
                 let Ok(home) = fs::canonicalize(e.path()) else {
                     continue;
                 };
-                if !home.join("bin/javac").is_file()
-                    || !home.join("bin/java").is_file()
-                    || found.contains_key(&home)
-                {
+                let described = home.join("bin/javac").is_file() || home.join("release").is_file();
+                if !described || !home.join("bin/java").is_file() || found.contains_key(&home) {
                     continue;
                 }
                 if let Some(version) = read_version(&home) {
@@ -538,10 +568,11 @@ pub fn compile_edge_classes(jdk: &Jdk) -> EdgeClasses {
     for src in java_files(&workspace().join("test-classes/edge")) {
         let name = src.file_stem().unwrap().to_string_lossy().into_owned();
         let need = required_jdk(&src);
-        if need > jdk.feature() {
+        if need > jdk.tools().feature() {
             skipped.push(format!(
-                "{name}.java needs JDK {need}+, this is {}",
-                jdk.version
+                "{name}.java needs JDK {need}+, this is {} (compiled by {})",
+                jdk.version,
+                jdk.tools().version
             ));
             continue;
         }
@@ -647,7 +678,7 @@ pub fn all_jdks() -> Vec<Jdk> {
     let jdks = jdks();
     assert!(
         !jdks.is_empty(),
-        "no JDK (a directory with bin/javac) under /usr/lib/jvm"
+        "no JDK (a directory with bin/java) under /usr/lib/jvm"
     );
     jdks
 }

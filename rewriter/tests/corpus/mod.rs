@@ -1,6 +1,6 @@
 #![allow(dead_code)] // each test binary uses a different part
 //! The class corpora the tests run on: every JDK runtime image installed under /usr/lib/jvm, extracted
-//! with its own `jimage` into a cache under `target/` on first use.
+//! with its own `jimage` (or another JDK's, for a runtime image) into a cache under `target/` on first use.
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -20,12 +20,20 @@ pub fn jdk_homes() -> Vec<PathBuf> {
     let mut homes: Vec<PathBuf> = std::fs::read_dir("/usr/lib/jvm")
         .map(|d| d.filter_map(|e| e.ok()).map(|e| e.path()).collect())
         .unwrap_or_default();
-    homes.retain(|h| {
-        h.join("lib/modules").is_file() && h.join("bin/jimage").is_file() && !h.is_symlink()
-    });
+    homes.retain(|h| h.join("lib/modules").is_file() && !h.is_symlink());
     homes.sort();
     homes.dedup_by_key(|h| std::fs::canonicalize(&*h).unwrap_or_default());
     homes
+}
+
+/// The JDK's own `jimage`, or for a runtime image without one (scripts/install-java25.sh) another JDK's:
+/// the image format has not changed since JDK 9.
+fn jimage_for(home: &Path) -> PathBuf {
+    std::iter::once(home.to_path_buf())
+        .chain(jdk_homes())
+        .map(|h| h.join("bin/jimage"))
+        .find(|p| p.is_file())
+        .unwrap_or_else(|| home.join("bin/jimage"))
 }
 
 /// Extracts (once) and lists the classes of a JDK's runtime image.
@@ -41,7 +49,7 @@ pub fn image(home: &Path) -> Image {
             .join(format!("{jdk}.tmp{}", std::process::id()));
         let _ = std::fs::remove_dir_all(&tmp);
         std::fs::create_dir_all(&tmp).unwrap();
-        let status = Command::new(home.join("bin/jimage"))
+        let status = Command::new(jimage_for(home))
             .arg("extract")
             .arg("--dir")
             .arg(&tmp)
