@@ -67,8 +67,8 @@ OPTIONS is either a rules file (rules/*.yaml) or comma-separated key=value pairs
                 sharing saves. Nothing is counted before VM_INIT
   help          print this and stop
 Reports, written at VM exit: PREFIX.txt (hprof-style SITES and TRACEs), PREFIX.json (exact counts,
-schema instr-profile/2), PREFIX.collapsed (flame-graph input: stack;class bytes) and PREFIX.html (flame
-graphs of every view, one file to open in a browser); with threads on,
+schema instr-profile/2), PREFIX.collapsed (flame-graph input: stack;class bytes), PREFIX.html (flame
+graphs of every view, one file to open in a browser) and PREFIX.pb.gz (pprof); with threads on,
 PREFIX.threads.txt (THREADS and MONITOR TIME) and PREFIX.threads.json (schema instr-threads/1).";
 
 /// The built-in rules when none are given: those of rules/default.yaml.
