@@ -89,7 +89,8 @@ if $dry_run; then
 fi
 root_work="${need[*]}${need_java25/false/}"
 if [ -n "$root_work" ] && [ "$(id -u)" != 0 ]; then
-  what="${need[*]}"; $need_java25 && what="$what a Java 25 runtime"
+  what="${need[*]}"
+  if $need_java25; then what="${what:+$what and }a Java 25 runtime"; fi
   if ! command -v sudo >/dev/null 2>&1; then
     echo "setup.sh: must install $what as root: run it as root, or as a user with sudo" >&2
     exit 1
