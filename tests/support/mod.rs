@@ -145,7 +145,7 @@ impl Jdk {
         if !self.is_runtime_only() {
             return self.clone();
         }
-        let full: Vec<Jdk> = jdks()
+        let full: Vec<Jdk> = installed_jdks()
             .into_iter()
             .filter(|j| !j.is_runtime_only())
             .collect();
@@ -196,6 +196,17 @@ fn read_version(home: &Path) -> Option<String> {
 /// image counts, see [`Jdk::bin`]), symlinked duplicates removed, oldest first.
 /// `INSTR_TEST_JDKS` (a comma-separated list of feature releases, e.g. "17" or "17,25") narrows the list.
 pub fn jdks() -> Vec<Jdk> {
+    let only: Option<Vec<u32>> = std::env::var("INSTR_TEST_JDKS")
+        .ok()
+        .map(|s| s.split(',').filter_map(|v| v.trim().parse().ok()).collect());
+    installed_jdks()
+        .into_iter()
+        .filter(|j| only.as_ref().is_none_or(|o| o.contains(&j.feature())))
+        .collect()
+}
+
+/// Every JDK under /usr/lib/jvm, whatever `INSTR_TEST_JDKS` says: where [`Jdk::tools`] looks.
+fn installed_jdks() -> Vec<Jdk> {
     static JDKS: OnceLock<Vec<Jdk>> = OnceLock::new();
     JDKS.get_or_init(|| {
         let mut found: BTreeMap<PathBuf, Jdk> = BTreeMap::new();
@@ -213,13 +224,7 @@ pub fn jdks() -> Vec<Jdk> {
                 }
             }
         }
-        let only: Option<Vec<u32>> = std::env::var("INSTR_TEST_JDKS")
-            .ok()
-            .map(|s| s.split(',').filter_map(|v| v.trim().parse().ok()).collect());
-        let mut list: Vec<Jdk> = found
-            .into_values()
-            .filter(|j| only.as_ref().is_none_or(|o| o.contains(&j.feature())))
-            .collect();
+        let mut list: Vec<Jdk> = found.into_values().collect();
         list.sort_by(|a, b| {
             (a.feature(), &a.version, &a.home).cmp(&(b.feature(), &b.version, &b.home))
         });
