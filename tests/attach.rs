@@ -712,6 +712,71 @@ fn a_stop_unloads_the_code_compiled_with_the_probes() {
     }
 }
 
+/// A stop holds C2's thresholds out of reach before its first redefinition (recompile_hold.rs), says so,
+/// and puts them back as they were, a value the user set included: at once when a start comes first, else
+/// when its `recompile-hold=` has passed. `recompile-hold=0` holds nothing.
+#[test]
+fn a_stop_holds_c2_back_until_the_profiles_are_rebuilt() {
+    const HELD: &str = "2147483647";
+    for jdk in jdks() {
+        let (classes, _) = compile(&jdk);
+        for hold in ["600000", "300", "0"] {
+            let dir = scratch(&format!("attach-hold-{}-{hold}", jdk.key()));
+            let options = format!(
+                "rules={},start=off,recompile-hold={hold}",
+                rules(&dir).display()
+            );
+            let mut jvm = Jvm::start_with_options(
+                &jdk,
+                &classes,
+                &dir,
+                Some(&options),
+                &["-XX:Tier4CompileThreshold=16000"],
+            );
+            let v = format!("{} recompile-hold={hold}", jvm.what);
+            let thresholds = |jvm: &mut Jvm| -> Vec<String> {
+                [
+                    "Tier4InvocationThreshold",
+                    "Tier4MinInvocationThreshold",
+                    "Tier4CompileThreshold",
+                    "Tier4BackEdgeThreshold",
+                ]
+                .iter()
+                .map(|flag| jvm.ask(&format!("flag {flag}"))[0].clone())
+                .collect()
+            };
+            let as_set = vec!["5000", "600", "16000", "40000"];
+            wait_for(|| ctl(jvm.pid, &["status"]).status.success().then_some(()));
+            assert_eq!(thresholds(&mut jvm), as_set, "{v} before any start");
+            jvm.ctl(&["start", "alloc"]);
+            jvm.ask("run 20000 2");
+            let said = jvm.ctl(&["stop", "alloc"]);
+            if hold == "0" {
+                assert!(!said.contains("C2 waits"), "{v}: {said}");
+                assert_eq!(thresholds(&mut jvm), as_set, "{v} after the stop");
+                continue;
+            }
+            assert!(
+                said.contains(&format!(
+                    "C2 waits {hold} ms for the redefined methods' profiles"
+                )),
+                "{v}: {said}"
+            );
+            if hold == "300" {
+                wait_for(|| (thresholds(&mut jvm) == as_set).then_some(()));
+                continue;
+            }
+            assert_eq!(thresholds(&mut jvm), [HELD; 4], "{v} after the stop");
+            jvm.ctl(&["start", "alloc"]);
+            assert_eq!(
+                thresholds(&mut jvm),
+                as_set,
+                "{v} after a start in the hold"
+            );
+        }
+    }
+}
+
 /// `instr attach` signals only a process with a HotSpot VM in it: SIGQUIT would end most others.
 #[test]
 fn attach_refuses_a_process_that_is_not_a_jvm() {

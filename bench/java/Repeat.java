@@ -30,6 +30,9 @@ import java.util.stream.Stream;
  * THREAD_CPU_MS up=UPTIME_MS [(then start)|(then stop)]": the process's CPU counts every thread (the JIT's and
  * the GC's too), the thread's only the work's own code, and neither counts time the machine gave to others;
  * the JVM's uptime at the end of the time places it among the JVM's own logs (-Xlog:...:uptime).
+ * -Drepeat.deoptAt=K throws every compiled method away after the Kth time (and unloads it with two full
+ * GCs), through whitebox/jdk/test/whitebox/WhiteBox.java: with the JIT starting over from the profiles
+ * every method has by then, what remains of a gap between two JVMs is not code compiled too early.
  */
 public final class Repeat {
     public static void main(String[] a) throws Throwable {
@@ -47,6 +50,7 @@ public final class Repeat {
         Method work = Class.forName(target[0]).getMethod(target.length > 1 ? target[1] : "main", String[].class);
         PrintStream out = System.out;
         ThreadMXBean threads = ManagementFactory.getThreadMXBean();
+        int deoptAt = Integer.getInteger("repeat.deoptAt", 0);
         com.sun.management.OperatingSystemMXBean os =
                 (com.sun.management.OperatingSystemMXBean) ManagementFactory.getOperatingSystemMXBean();
         for (int i = 1; i <= n; i++) {
@@ -65,6 +69,9 @@ public final class Repeat {
                 for (String p : probes) control("stop " + p);
                 when = " (then stop)";
             }
+            if (i == deoptAt) {
+                when += deoptimizeAll();
+            }
             System.err.println("repeat: " + i + " " + ms + " " + cpuMs + " " + threadMs + " up="
                     + ManagementFactory.getRuntimeMXBean().getUptime() + when);
             if (i == 1) System.setOut(new PrintStream(OutputStream.nullOutputStream()));
@@ -81,6 +88,17 @@ public final class Repeat {
             throw new IllegalStateException("instr " + command + ": " + answer);
         }
         System.err.println("repeat: " + command + ": " + answer.replace('\n', ' ').trim());
+    }
+
+    /** Every compiled method thrown away and its code unloaded, through HotSpot's testing interface. */
+    private static String deoptimizeAll() throws Throwable {
+        Class<?> wb = Class.forName("jdk.test.whitebox.WhiteBox", true, null);
+        Object box = wb.getField("INSTANCE").get(null);
+        long t0 = System.nanoTime();
+        wb.getMethod("deoptimizeAll").invoke(box);
+        wb.getMethod("fullGC").invoke(box);
+        wb.getMethod("fullGC").invoke(box);
+        return " (then deoptimized all in " + (System.nanoTime() - t0) / 1_000_000 + " ms)";
     }
 
     private static void delete(Path dir) throws Exception {
