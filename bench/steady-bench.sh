@@ -19,8 +19,7 @@
 # the two modes' after/before: the cost of having started and stopped, once warm again. Beside it, the
 # median "after" time of each mode and their ratio: the same cost read between JVMs, not within one.
 # -0 adds JVMs without the agent (mode `noagent`), and the ratio of the started-and-stopped JVMs' "after"
-# time to theirs. -H adds JVMs started and stopped with `recompile-hold=0` (mode `nohold`: C2 compiles
-# again right after the stop, agent/src/recompile_hold.rs), and the same ratios for them.
+# time to theirs.
 # -c picks the clock a time is read on: the process's CPU (default: every thread, the JIT's and GC's too,
 # and none of the time the machine gave to other guests, which moved one JVM's wall times by 60% here), wall time,
 # or the CPU of the thread doing the work (not the program's other threads: sunflow renders on several).
@@ -38,9 +37,9 @@ KIT=${INSTR_WORKLOADS:-$ROOT/../shared/workloads}
 LIB=${INSTR_LIB:-$ROOT/target/release/libinstr.so}
 JAVA_HOME=${JAVA_HOME:-/usr/lib/jvm/java-17-openjdk-amd64}
 N=3; WARM=9; AFTER=12; LAST=5; SWITCH=alloc; CLOCK=cpu; MODES="none startstop"
-while getopts "n:w:a:l:s:c:0H" o; do
+while getopts "n:w:a:l:s:c:0" o; do
   case $o in n) N=$OPTARG;; w) WARM=$OPTARG;; a) AFTER=$OPTARG;; l) LAST=$OPTARG;; s) SWITCH=$OPTARG;; c) CLOCK=$OPTARG;;
-    0) MODES="none startstop noagent";; H) MODES="none startstop nohold";; *) exit 2;; esac
+    0) MODES="none startstop noagent";; *) exit 2;; esac
 done
 case $CLOCK in wall) COLUMN=1;; cpu) COLUMN=2;; thread) COLUMN=3;; *) echo "-c: wall, cpu or thread" >&2; exit 2;; esac
 shift $((OPTIND - 1))
@@ -67,7 +66,6 @@ run1() {  # run1 WORKLOAD MODE I -> the times in ms, one line, or nothing on fai
   local log=$OUT/logs/$1-$2-$3.log switch=none
   local agent="-agentpath:$LIB=rules=$RULES,file=$OUT/r-$1-$2-$3,start=off"
   [ "$2" = startstop ] && switch="${SWITCH// /,}@$WARM"
-  [ "$2" = nohold ] && switch="${SWITCH// /,}@$WARM" agent+=",recompile-hold=0"
   [ "$2" = noagent ] && agent=""
   [ -n "${STEADY_JIT:-}" ] && agent+=" -Xlog:jit+compilation=debug:file=${log%.log}.jit:uptime"
   if [ -n "${STEADY_REREAD:-}" ]; then :
@@ -107,7 +105,6 @@ echo "# after/before, medians over the runs (before: times $((WARM - 4))-$WARM; 
 printf '%-8s %11s %15s %19s %15s %9s %9s %14s' workload none startstop re-warm/before start+stop/none \
   "none ms" "ss ms" "after: ss/none"
 [[ " $MODES " == *" noagent "* ]] && printf ' %11s %18s' "noagent ms" "after: ss/noagent"
-[[ " $MODES " == *" nohold "* ]] && printf ' %18s %11s %18s' "nohold: ss/none" "nohold ms" "after: nohold/none"
 echo
 ratios=$OUT/ratios; : > "$ratios"
 for w in $NAMES; do
@@ -120,13 +117,11 @@ for w in $NAMES; do
   none=$(phase "${runs[none]:-}" 1); ss=$(phase "${runs[startstop]:-}" 1); rewarm=$(phase "${runs[startstop]:-}" 2)
   none_after=$(phase "${runs[none]:-}" 3); ss_after=$(phase "${runs[startstop]:-}" 3)
   bare_after=$(phase "${runs[noagent]:-}" 3)
-  nohold=$(phase "${runs[nohold]:-}" 1); nohold_after=$(phase "${runs[nohold]:-}" 3)
   awk -v w="$w" -v n="${none:-0}" -v s="${ss:-0}" -v r="${rewarm:-0}" -v na="${none_after:-0}" \
-      -v sa="${ss_after:-0}" -v ba="${bare_after:-0}" -v h="${nohold:-0}" -v ha="${nohold_after:-0}" 'BEGIN {
+      -v sa="${ss_after:-0}" -v ba="${bare_after:-0}" 'BEGIN {
     if (n <= 0 || s <= 0 || na <= 0) { printf "%-8s (a mode failed: no ratios)\n", w; exit }
     printf "%-8s %10.3fx %14.3fx %18.3fx %14.3fx %9d %9d %13.3fx", w, n, s, r, s / n, na, sa, sa / na
     if (ba > 0) printf " %11d %17.3fx", ba, sa / ba
-    if (h > 0) printf " %17.3fx %11d %17.3fx", h / n, ha, ha / na
     printf "\n"
     print n, s, r, s / n, sa / na, (ba > 0 ? sa / ba : 0) >> "'"$ratios"'" }'
   unset runs

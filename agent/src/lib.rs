@@ -50,7 +50,6 @@ pub mod object_free;
 pub mod obsolete_code;
 pub mod options;
 pub mod own_allocation;
-pub mod recompile_hold;
 pub mod report;
 pub mod report_files;
 pub mod sample_ring;
@@ -278,7 +277,6 @@ pub fn load_in(vm: JavaVm, options: &str, phase: Phase) -> Result<switches::RunT
         }
     }
     control::configure(run_time.control);
-    recompile_hold::configure(run_time.recompile_hold);
     // A JVM loaded with every probe off, to be switched at run time: its lambdas go through the table
     // from VM_INIT on (lambda_classes.rs).
     let on_demand = phase == Phase::OnLoad && !run_time.start && run_time.control;

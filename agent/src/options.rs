@@ -58,8 +58,6 @@ OPTIONS is either a rules file (rules/*.yaml) or comma-separated key=value pairs
                 or stop) so that a lambda keeps its class when a start or stop redefines the class that
                 made it (default on; off: each
                 start and stop gives such lambdas new classes, which the JIT's profiles then mix)
-  recompile-hold=MS  after a stop, C2 compiles nothing new for MS milliseconds (default 3000; 0: no
-                wait), so that the methods the stop redefined have profiles again when it inlines them
   early=WHEN    off: the JVM keeps class-data sharing and the probes go in at VM_INIT, by one
                 retransformation of the classes loaded by then; on: the early class hook rewrites every
                 class as it loads, from java.lang.Object on, and the JVM starts without class-data
@@ -207,9 +205,7 @@ fn parse_options(options: &str) -> Result<Parsed, String> {
                 }
             }
             "heapdump" => heap_dump = crate::heap_dump::Mode::parse(value)?,
-            k @ ("start" | "control" | "early" | "keep-lambdas" | "recompile-hold") => {
-                run_time.set(k, value)?
-            }
+            k @ ("start" | "control" | "early" | "keep-lambdas") => run_time.set(k, value)?,
             k @ ("cpu" | "wall" | "engine" | "debug-non-safepoints") => sampling.push((k, value)),
             "sample-threads" => {
                 sample_threads = match value {
@@ -225,7 +221,7 @@ fn parse_options(options: &str) -> Result<Parsed, String> {
             "help" => return Ok(Parsed::Help),
             other => {
                 return Err(format!(
-                    "unknown option '{other}' (known: rules, file, depth, live, stacks, cutoff, calls, leaves, clock, threads, monitors, deadlocks, trace, trace-allocs, trace-ring, cpu, wall, engine, debug-non-safepoints, sample-threads, heapdump, start, control, early, keep-lambdas, recompile-hold, help)"
+                    "unknown option '{other}' (known: rules, file, depth, live, stacks, cutoff, calls, leaves, clock, threads, monitors, deadlocks, trace, trace-allocs, trace-ring, cpu, wall, engine, debug-non-safepoints, sample-threads, heapdump, start, control, early, keep-lambdas, help)"
                 ))
             }
         }

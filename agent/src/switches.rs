@@ -10,7 +10,7 @@
 use std::collections::HashSet;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Mutex;
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
 use instr_rewriter::bytecode::instructions::allocates;
 use instr_rewriter::constant_pool::ConstantPool;
@@ -24,7 +24,6 @@ use crate::ffi::retransform::ERROR_NATIVE_METHOD;
 use crate::ffi::Jni;
 use crate::jvmti::{event, ERROR_NONE};
 use crate::obsolete_code::{self, Released};
-use crate::recompile_hold;
 use crate::state::{lock, Agent};
 use jni_sys::jclass;
 
@@ -42,9 +41,6 @@ pub struct RunTime {
     /// `keep-lambdas=on` (the default): a run-time start patches the JDK's lambda factory so that a lambda
     /// keeps its class through the redefinitions of starts and stops (lambda_classes.rs).
     pub keep_lambdas: bool,
-    /// `recompile-hold=MS`: how long after a stop C2 waits for the profiles of the methods the stop
-    /// redefined (recompile_hold.rs); 0 does not wait.
-    pub recompile_hold: Duration,
 }
 
 impl Default for RunTime {
@@ -54,22 +50,12 @@ impl Default for RunTime {
             control: true,
             early: None,
             keep_lambdas: true,
-            recompile_hold: crate::recompile_hold::DEFAULT_SETTLE,
         }
     }
 }
 
 impl RunTime {
     pub fn set(&mut self, key: &str, value: &str) -> Result<(), String> {
-        if key == "recompile-hold" {
-            let ms = value
-                .parse::<u64>()
-                .ok()
-                .filter(|ms| *ms <= 600_000)
-                .ok_or_else(|| format!("{key}={value}: expected milliseconds, 0 to 600000"))?;
-            self.recompile_hold = Duration::from_millis(ms);
-            return Ok(());
-        }
         if key == "early" && value == "auto" {
             self.early = None;
             return Ok(());
@@ -226,8 +212,6 @@ pub struct Summary {
     /// After a stop on a VM without a code sweeper: the collections that unloaded the compiled code the stop
     /// made obsolete (obsolete_code.rs).
     pub code_released: Option<Released>,
-    /// After a stop: how long C2 waits before it compiles again (recompile_hold.rs).
-    pub recompile_hold: Option<Duration>,
 }
 
 impl std::fmt::Display for Summary {
@@ -257,13 +241,6 @@ impl std::fmt::Display for Summary {
                 f,
                 "; the code compiled with the probes unloaded by {} in {} ms",
                 r.by, r.millis
-            )?;
-        }
-        if let Some(hold) = self.recompile_hold {
-            write!(
-                f,
-                "; C2 waits {} ms for the redefined methods' profiles",
-                hold.as_millis()
             )?;
         }
         Ok(())
@@ -348,20 +325,9 @@ pub fn switch(
     }
     // Switching on, every class the probe may select; off, only those the hook changed.
     let only_changed = (!on).then(|| lock(&CHANGED).clone().unwrap_or_default());
-    // Before the first redefinition: the code it deoptimizes asks C2 for itself again at once.
-    let holding = if on {
-        recompile_hold::release();
-        false
-    } else {
-        only_changed.as_ref().is_some_and(|c| !c.is_empty()) && recompile_hold::hold()
-    };
     let mut summary = retransform(a, jni, &touched, only_changed.as_ref());
     if !on && summary.retransformed > 0 {
         summary.code_released = obsolete_code::release(a, jni);
-    }
-    if holding {
-        recompile_hold::release_after();
-        summary.recompile_hold = Some(recompile_hold::settle());
     }
     if probe == Probe::Alloc && !on {
         if let Some(problem) = crate::allocating_intrinsics::let_compilers_choose_again(jni) {

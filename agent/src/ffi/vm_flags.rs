@@ -38,10 +38,6 @@ impl FlagValue for bool {
     const TYPES: &'static [i32] = &[0];
 }
 
-impl FlagValue for isize {
-    const TYPES: &'static [i32] = &[3];
-}
-
 impl FlagValue for usize {
     const TYPES: &'static [i32] = &[6];
 }
@@ -111,11 +107,6 @@ impl Flag<*const c_char> {
 
 /// The `size_t` flag `name`, if this VM describes its flags.
 pub fn size_flag(name: &str) -> Option<Flag<usize>> {
-    flag(name)
-}
-
-/// The `intx` flag `name`, if this VM describes its flags.
-pub fn intx_flag(name: &str) -> Option<Flag<isize>> {
     flag(name)
 }
 
