@@ -27,9 +27,9 @@
 # compilations beside its log (bench/jit-per-time.sh counts them per time); STEADY_RULES is the rules file
 # (default rules/default.yaml); STEADY_DEOPT=K throws every compiled method of every JVM away after its
 # Kth time, through HotSpot's testing interface (bench/java/whitebox; -XX:+WhiteBoxAPI in every mode), so
-# that the JIT compiles again from the profiles of that moment; STEADY_REREAD=1 prints the tables again from the logs of the last run (same
-# options) without running anything. A benchmark, not a test: it asserts
-# nothing. Build first: cargo build --release -p instr-agent.
+# that the JIT compiles again from the profiles of that moment; STEADY_REREAD=1 prints the tables again
+# from the logs of the last run (same options) without running anything. A benchmark, not a test: it
+# asserts nothing. Build first: cargo build --release -p instr-agent.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 ROOT=$PWD

@@ -31,8 +31,8 @@ import java.util.stream.Stream;
  * the GC's too), the thread's only the work's own code, and neither counts time the machine gave to others;
  * the JVM's uptime at the end of the time places it among the JVM's own logs (-Xlog:...:uptime).
  * -Drepeat.deoptAt=K throws every compiled method away after the Kth time (and unloads it with two full
- * GCs), through whitebox/jdk/test/whitebox/WhiteBox.java: with the JIT starting over from the profiles
- * every method has by then, what remains of a gap between two JVMs is not code compiled too early.
+ * GCs), through whitebox/jdk/test/whitebox/WhiteBox.java, so that the JIT compiles again from the profiles
+ * every method has by then: whether code compiled late is faster than what the JIT made first.
  */
 public final class Repeat {
     public static void main(String[] a) throws Throwable {
